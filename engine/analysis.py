@@ -1,0 +1,127 @@
+"""Value types of a search and the game-independent ``analyse`` entry point.
+
+``analyse(state, time_ms=..., depth=..., nodes=..., multipv=..., on_progress=...)`` hands the
+work to the state's game (``Game.analyse``); each game's search lives in its own package.
+The deadline is hard: ``analyse`` returns the best answer found so far, never raises for lack
+of time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+BOUNDS = ("exact", "lower", "upper")
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """How long a search may run: any combination; the first one reached stops it.
+
+    With no limit at all the search runs until the position is solved.
+    """
+
+    time_ms: int | None = None
+    depth: int | None = None
+    nodes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveValue:
+    """One legal move with its value for the side to move (``bound`` as in :class:`Analysis`)."""
+
+    move: tuple
+    value: float
+    exact: bool
+    bound: str = "exact"
+
+    def to_dict(self) -> dict:
+        return {"move": list(self.move), "value": self.value, "exact": self.exact,
+                "bound": self.bound}
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Reported through ``on_progress`` after each completed iterative-deepening depth."""
+
+    depth: int
+    best_move: tuple | None
+    value: float
+    exact: bool
+    nodes: int
+    time_ms: float
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["best_move"] = list(self.best_move) if self.best_move is not None else None
+        return d
+
+
+@dataclass(slots=True)
+class Analysis:
+    """The result of a search.
+
+    ``value``: for Dots and Boxes the future boxes of the side to move minus the opponent's
+    (see the spec); for Extreme Tic-Tac-Toe a heuristic score for the side to move, with
+    ``proven`` set to ``"win"``, ``"loss"`` or ``"draw"`` when the search proved the outcome.
+    ``exact`` is true when the value is proven; otherwise ``bound`` says whether the true value
+    is at least (``lower``) or at most (``upper``) the reported one, or only an estimate
+    (``exact`` false with bound ``"exact"`` never happens: estimates report ``"lower"`` or
+    ``"upper"`` from the last aspiration window, or ``"estimate"``).
+    ``moves``: every legal move (or the ``multipv`` best) with its own value, best first.
+    """
+
+    game: str
+    best_move: tuple | None
+    value: float
+    exact: bool
+    bound: str
+    pv: list[tuple] = field(default_factory=list)
+    depth: int = 0
+    nodes: int = 0
+    nps: int = 0
+    time_ms: float = 0.0
+    tt_hits: int = 0
+    moves: list[MoveValue] = field(default_factory=list)
+    proven: str | None = None
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict with the same field names (moves as lists)."""
+        return {
+            "game": self.game,
+            "best_move": list(self.best_move) if self.best_move is not None else None,
+            "value": self.value,
+            "exact": self.exact,
+            "bound": self.bound,
+            "pv": [list(m) for m in self.pv],
+            "depth": self.depth,
+            "nodes": self.nodes,
+            "nps": self.nps,
+            "time_ms": round(self.time_ms, 3),
+            "tt_hits": self.tt_hits,
+            "moves": [m.to_dict() for m in self.moves],
+            "proven": self.proven,
+        }
+
+
+def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
+            nodes: int | None = None, multipv: int | None = None,
+            on_progress: Callable[[Progress], None] | None = None) -> Analysis:
+    """Search ``state`` and return an :class:`Analysis`.
+
+    ``time_ms`` is a hard deadline (pass ``None`` with ``depth`` or ``nodes`` for a search
+    bounded only by those, or with neither to solve exactly). ``multipv=k`` keeps the k best
+    moves in ``Analysis.moves``. ``on_progress`` is called after every completed depth.
+    Raises ``ValueError`` for a negative limit or a ``multipv`` below 1.
+    """
+    for name, v in (("time_ms", time_ms), ("depth", depth), ("nodes", nodes)):
+        if v is not None and v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v!r}")
+    if multipv is not None and multipv < 1:
+        raise ValueError(f"multipv must be >= 1, got {multipv!r}")
+    limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
+    return state.game.analyse(state, limit, multipv, on_progress)
+
+
+# British spelling is the canonical one; the alias is for American users.
+analyze = analyse

@@ -1,0 +1,414 @@
+"""The Dots-and-Boxes position: drawn lines as an int bitboard, box valences, and the seed
+structures (000's three-level index, opportunities and pitfalls; 004's chains and undo stack).
+
+Two ways in, as in python-chess: ``play(move)`` checks its input and raises
+:class:`~engine.errors.IllegalMove`; ``play_line(line)`` takes a line id and checks nothing
+(for search and bulk replay of trusted data). ``undo`` is the exact inverse of either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import IllegalMove
+from ..game import Played, State
+from .chains import ChainState, ChainTracker, decompose
+from .geometry import HORIZONTAL, VERTICAL
+
+PHASE_START, PHASE_MIDDLE, PHASE_END = "start", "middle", "end"
+
+
+@dataclass(frozen=True, slots=True)
+class Opportunity:
+    """A line that completes ``boxes`` (1 or 2) boxes now; ``rank``: how many boxes the mover
+    can take in a row starting with it (seed 000's opportunity rank)."""
+
+    move: tuple
+    boxes: int
+    rank: int
+
+    def to_dict(self) -> dict:
+        return {"move": list(self.move), "boxes": self.boxes, "rank": self.rank}
+
+
+class DotsState(State):
+    """A mutable Dots-and-Boxes position. See the module docstring for the two ways in."""
+
+    __slots__ = ("game", "_geo", "_drawn", "_val", "_v2", "_v3", "_owner", "_scores",
+                 "_to_move", "_serial", "_stack", "_index", "_chains", "_phase", "_base")
+
+    def __init__(self, game) -> None:
+        geo = game.geometry
+        self.game = game
+        self._geo = geo
+        self._drawn = 0
+        self._val = [0] * geo.num_boxes
+        self._v2 = 0          # bits of boxes with valence 2 (kept as moves are played)
+        self._v3 = 0          # bits of boxes with valence 3: each one is an opportunity
+        self._owner = [-1] * geo.num_boxes
+        self._scores = [0, 0]
+        self._to_move = 0
+        self._serial = 0
+        self._base = 0        # serial of the loaded position (from_lines): undo stops there
+        # undo stack: (line, completed, player, phase before the move)
+        self._stack: list[tuple[int, int, int, str]] = []
+        self._index: dict[int, dict[int, dict[int, int]]] = {}
+        self._chains = ChainTracker(geo)
+        self._phase = PHASE_START
+
+    # ----------------------------------------------------------------- observables
+    @property
+    def serial(self) -> int:
+        return self._serial
+
+    @property
+    def to_move(self) -> int:
+        return self._to_move
+
+    @property
+    def scores(self) -> tuple[int, int]:
+        return (self._scores[0], self._scores[1])
+
+    @property
+    def drawn(self) -> int:
+        """Bitmask of drawn lines: bit i set = line (OpenSpiel action) i is drawn."""
+        return self._drawn
+
+    @property
+    def phase(self) -> str:
+        """Seed 004's phase: ``start`` until boxes have been taken and no capture is left on the
+        board, then ``middle``, and ``end`` from the move after that on."""
+        return self._phase
+
+    @property
+    def history(self) -> list[tuple]:
+        moves = self._geo.moves
+        return [moves[entry[0]] for entry in self._stack]
+
+    def valence(self, x: int, y: int) -> int:
+        """Drawn lines around the box whose top-left dot is ``(x, y)``."""
+        return self._val[(y - 1) * self._geo.width + (x - 1)]
+
+    def owner(self, x: int, y: int) -> int:
+        """Who took the box at ``(x, y)``: 0, 1, or -1 (not taken, or taken before a
+        ``from_lines`` position)."""
+        return self._owner[(y - 1) * self._geo.width + (x - 1)]
+
+    def is_terminal(self) -> bool:
+        return self._drawn == self._geo.all_lines
+
+    def result(self) -> dict | None:
+        if not self.is_terminal():
+            return None
+        s0, s1 = self._scores
+        winner = 0 if s0 > s1 else 1 if s1 > s0 else None
+        return {"winner": winner, "points": [s0, s1]}
+
+    def legal_lines(self) -> list[int]:
+        free = self._geo.all_lines & ~self._drawn
+        out = []
+        while free:
+            low = free & -free
+            out.append(low.bit_length() - 1)
+            free ^= low
+        return out
+
+    def legal_moves(self) -> list[tuple]:
+        moves = self._geo.moves
+        return [moves[ln] for ln in self.legal_lines()]
+
+    def is_legal(self, move) -> bool:
+        try:
+            self._check(move)
+        except IllegalMove:
+            return False
+        return True
+
+    def to_lines(self) -> str:
+        """OpenSpiel's line string: one '0'/'1' per action id."""
+        n = self._geo.num_lines
+        return format(self._drawn, f"0{n}b")[::-1] if n else ""
+
+    def index(self) -> dict:
+        """Seed 000's index x -> y -> orientation -> serial of the move that drew the line
+        (a deep copy: changing it changes nothing). Lines of a ``from_lines`` position carry 0."""
+        return {x: {y: dict(os) for y, os in ys.items()} for x, ys in self._index.items()}
+
+    # ------------------------------------------------------------------ play / undo
+    def _check(self, move) -> int:
+        try:
+            x, y, o = move
+        except (TypeError, ValueError):
+            raise IllegalMove("malformed", move, "a move is three ints [x, y, o]") from None
+        if type(x) is not int or type(y) is not int or type(o) is not int:
+            raise IllegalMove("malformed", move, "a move is three ints [x, y, o]")
+        if o != HORIZONTAL and o != VERTICAL:
+            raise IllegalMove("malformed", move, "orientation must be 1 (horizontal) or 2 "
+                              "(vertical)")
+        if self.is_terminal():
+            raise IllegalMove("game_over", move, "every line is drawn")
+        geo = self._geo
+        if not geo.in_range(x, y, o):
+            raise IllegalMove("out_of_range", move,
+                              f"no such line on a {geo.width}x{geo.height} board")
+        line = geo.line_id(x, y, o)
+        if (self._drawn >> line) & 1:
+            raise IllegalMove("already_drawn", move, f"drawn by move {self._serial_of(line)}")
+        return line
+
+    def _serial_of(self, line: int) -> int:
+        x, y, o = self._geo.moves[line]
+        return self._index[x][y][o]
+
+    def play(self, move) -> Played:
+        """Draw ``move`` (a seed triple); raises IllegalMove (and changes nothing) if it can't."""
+        line = self._check(move)
+        player = self._to_move
+        completed = self.play_line(line)
+        return Played(self._serial, self._geo.moves[line], player, completed,
+                      self._to_move != player)
+
+    def play_line(self, line: int) -> int:
+        """Draw line id ``line`` WITHOUT checks; return the boxes it completed (0, 1 or 2)."""
+        geo = self._geo
+        self._drawn |= 1 << line
+        val = self._val
+        player = self._to_move
+        completed = 0
+        for b in geo.line_boxes[line]:
+            v = val[b] + 1
+            val[b] = v
+            if v == 2:
+                self._v2 |= 1 << b
+            elif v == 3:
+                self._v2 ^= 1 << b
+                self._v3 |= 1 << b
+            elif v == 4:
+                self._v3 ^= 1 << b
+                self._owner[b] = player
+                completed += 1
+        self._chains.dirty |= geo.line_box_mask[line]
+        phase = self._phase
+        self._stack.append((line, completed, player, phase))
+        serial = self._serial = self._serial + 1
+        x, y, o = geo.moves[line]
+        ix = self._index.get(x)
+        if ix is None:
+            ix = self._index[x] = {}
+        iy = ix.get(y)
+        if iy is None:
+            iy = ix[y] = {}
+        iy[o] = serial
+        if completed:
+            self._scores[player] += completed
+        else:
+            self._to_move = 1 - player
+        if phase is PHASE_START:
+            if completed and not self._v3:
+                self._phase = PHASE_MIDDLE
+        elif phase is PHASE_MIDDLE:
+            self._phase = PHASE_END
+        return completed
+
+    def undo(self) -> tuple:
+        """Take back the last move (the exact inverse of ``play``) and return it.
+
+        Raises ``IndexError`` when no move was played since the start (or since ``from_lines``).
+        """
+        if not self._stack:
+            raise IndexError("no move to undo")
+        line, completed, player, phase = self._stack.pop()
+        geo = self._geo
+        self._drawn ^= 1 << line
+        val = self._val
+        for b in geo.line_boxes[line]:
+            v = val[b]
+            val[b] = v - 1
+            if v == 2:
+                self._v2 ^= 1 << b
+            elif v == 3:
+                self._v3 ^= 1 << b
+                self._v2 |= 1 << b
+            elif v == 4:
+                self._v3 |= 1 << b
+                self._owner[b] = -1
+        self._chains.dirty |= geo.line_box_mask[line]
+        self._serial -= 1
+        x, y, o = geo.moves[line]
+        ix = self._index[x]
+        iy = ix[y]
+        del iy[o]
+        if not iy:
+            del ix[y]
+            if not ix:
+                del self._index[x]
+        self._scores[player] -= completed
+        self._to_move = player
+        self._phase = phase
+        return geo.moves[line]
+
+    def copy(self) -> DotsState:
+        other = DotsState.__new__(DotsState)
+        other.game = self.game
+        other._geo = self._geo
+        other._drawn = self._drawn
+        other._val = self._val[:]
+        other._v2 = self._v2
+        other._v3 = self._v3
+        other._owner = self._owner[:]
+        other._scores = self._scores[:]
+        other._to_move = self._to_move
+        other._serial = self._serial
+        other._base = self._base
+        other._stack = self._stack[:]
+        other._index = self.index()
+        other._chains = self._chains.copy()
+        other._phase = self._phase
+        return other
+
+    # --------------------------------------------------- seed 000: opportunities, pitfalls
+    def _missing_line(self, box: int) -> int:
+        return (self._geo.box_mask[box] & ~self._drawn).bit_length() - 1
+
+    def _opportunity_lines(self) -> dict[int, int]:
+        """line -> boxes it completes now, from the kept set of valence-3 boxes."""
+        out: dict[int, int] = {}
+        v3 = self._v3
+        while v3:
+            low = v3 & -v3
+            v3 ^= low
+            line = self._missing_line(low.bit_length() - 1)
+            out[line] = out.get(line, 0) + 1
+        return out
+
+    def opportunity_rank(self, move) -> int:
+        """Boxes the mover can take in a row starting with ``move`` (0 if it completes none):
+        the seed's expansion with temporary moves, undone before returning."""
+        line = self._check(move)
+        return self._rank(line)
+
+    def _rank(self, line: int) -> int:
+        taken = self.play_line(line)
+        if not taken:
+            self.undo()
+            return 0
+        played = 1
+        while self._v3:
+            taken += self.play_line(self._missing_line((self._v3 & -self._v3).bit_length() - 1))
+            played += 1
+        for _ in range(played):
+            self.undo()
+        return taken
+
+    def opportunities(self) -> list[Opportunity]:
+        """Every line that completes a box now, with its box count and opportunity rank,
+        in line-id order."""
+        moves = self._geo.moves
+        return [Opportunity(moves[ln], n, self._rank(ln))
+                for ln, n in sorted(self._opportunity_lines().items())]
+
+    def pitfall_rank(self, move) -> int:
+        """How many boxes drawing ``move`` hands to the opponent: the number of boxes it would
+        bring to valence 3, for a line that completes no box (else 0). 0 means safe."""
+        return self._pitfall_rank(self._check(move))
+
+    def _pitfall_rank(self, line: int) -> int:
+        mask = self._geo.line_box_mask[line]
+        if mask & self._v3:
+            return 0
+        return (mask & self._v2).bit_count()
+
+    def pitfalls(self) -> dict[tuple, int]:
+        """Undrawn lines that hand boxes over: seed triple -> rank (1 or 2), in line-id order.
+        Lines not listed (and not opportunities) are safe."""
+        geo = self._geo
+        candidates = set()
+        v2 = self._v2
+        while v2:
+            low = v2 & -v2
+            v2 ^= low
+            free = geo.box_mask[low.bit_length() - 1] & ~self._drawn
+            while free:
+                lb = free & -free
+                free ^= lb
+                candidates.add(lb.bit_length() - 1)
+        out = {}
+        for line in sorted(candidates):
+            rank = self._pitfall_rank(line)
+            if rank:
+                out[geo.moves[line]] = rank
+        return out
+
+    def safe_moves(self) -> list[tuple]:
+        """Undrawn lines that neither complete a box nor hand one over (pitfall rank 0)."""
+        geo = self._geo
+        return [geo.moves[ln] for ln in self.legal_lines()
+                if not geo.line_box_mask[ln] & (self._v2 | self._v3)]
+
+    # ------------------------------------------------------------------ seed 004: chains
+    def chains(self) -> ChainState:
+        """Valences, the chains and loops with their kind and length, which chain each box is
+        in, and the phase. Only the chains the moves since the last call touched are rebuilt."""
+        self._chains.sync(self._drawn, self._val)
+        return self._chains.snapshot(self._val, self._phase)
+
+    def chains_from_scratch(self) -> ChainState:
+        """The same as :meth:`chains`, computed with no kept state (a reference for tests)."""
+        fresh = ChainTracker(self._geo)
+        fresh.sync(self._drawn, self._val)
+        assert fresh.chains == decompose(self._geo, self._drawn, self._val)
+        return fresh.snapshot(self._val, self._phase)
+
+    # ------------------------------------------------------------------ presentation
+    def status(self) -> str:
+        return "finished" if self.is_terminal() else "in_progress"
+
+    def to_dict(self) -> dict:
+        geo = self._geo
+        return {
+            "game": self.game.name,
+            "width": geo.width,
+            "height": geo.height,
+            "serial": self._serial,
+            "to_move": self._to_move,
+            "scores": list(self._scores),
+            "status": self.status(),
+            "result": self.result(),
+            "lines": self.to_lines(),
+            "opportunities": [op.to_dict() for op in self.opportunities()],
+            "pitfalls": [{"move": list(m), "rank": r} for m, r in self.pitfalls().items()],
+            "chains": self.chains().to_dict(),
+        }
+
+    def to_ascii(self) -> str:
+        """The board as text: dots '+', lines '-' and '|', taken boxes '0' / '1'."""
+        geo = self._geo
+        w, h = geo.width, geo.height
+        d = self._drawn
+        rows = []
+        for r in range(h + 1):
+            rows.append("+" + "+".join("---" if (d >> (r * w + c)) & 1 else "   "
+                                       for c in range(w)) + "+")
+            if r == h:
+                break
+            cells = []
+            for c in range(w + 1):
+                cells.append("|" if (d >> (geo.num_horizontal + r * (w + 1) + c)) & 1 else " ")
+                if c < w:
+                    owner = self._owner[r * w + c]
+                    cells.append(f" {owner} " if owner >= 0 else "   ")
+            rows.append("".join(cells))
+        return "\n".join(rows)
+
+    def __eq__(self, other: object) -> bool:
+        """Same game, lines, scores, player to move and move history."""
+        return (isinstance(other, DotsState) and other.game == self.game
+                and other._drawn == self._drawn and other._scores == self._scores
+                and other._to_move == self._to_move and other._stack == self._stack)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        g = self._geo
+        return (f"<DotsState {g.width}x{g.height} serial={self._serial} "
+                f"to_move={self._to_move} scores={tuple(self._scores)} lines={self.to_lines()!r}>")

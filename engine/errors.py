@@ -1,0 +1,52 @@
+"""Exceptions raised by the engine.
+
+Both are ``ValueError`` subclasses so callers that only care about "bad input" can catch
+``ValueError``; the attributes say exactly what was wrong.
+"""
+
+from __future__ import annotations
+
+ILLEGAL_MOVE_REASONS = (
+    "out_of_range",
+    "already_drawn",
+    "occupied",
+    "wrong_block",
+    "block_closed",
+    "game_over",
+    "malformed",
+)
+
+
+class IllegalMove(ValueError):
+    """A move that cannot be played in the given state.
+
+    ``reason`` is one of :data:`ILLEGAL_MOVE_REASONS`; ``move`` is the offending input as given.
+    Raising it never changes the state.
+    """
+
+    def __init__(self, reason: str, move: object, detail: str = "") -> None:
+        self.reason = reason
+        self.move = move
+        self.detail = detail
+        text = f"illegal move {move!r}: {reason}"
+        if detail:
+            text += f" ({detail})"
+        super().__init__(text)
+
+
+class ReplayError(ValueError):
+    """An event list that cannot be replayed.
+
+    ``serial`` is the serial number of the offending event, ``reason`` one of ``gap``,
+    ``duplicate``, ``malformed`` or an :class:`IllegalMove` reason.
+    """
+
+    def __init__(self, serial: int | None, reason: str, detail: str) -> None:
+        self.serial = serial
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"event serial {serial}: {reason}: {detail}")
+
+
+class UnknownGame(ValueError):
+    """``load_game`` was given a game name or parameters it does not know."""

@@ -1,0 +1,147 @@
+"""The game-independent part of the engine: the Game/State protocol and the game registry.
+
+Every game (Dots and Boxes, Extreme Tic-Tac-Toe) implements :class:`Game` and :class:`State`.
+Code that works for any game (replay, the service, the workers) only uses what is declared here.
+A move is always a tuple of ints (``(x, y, o)`` for Dots and Boxes, ``(row, col)`` for Extreme
+Tic-Tac-Toe); ``Game.parse_move`` turns JSON input into one, raising ``IllegalMove("malformed")``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import IllegalMove, UnknownGame
+
+Move = tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """What happened when a move was played.
+
+    ``completed``: boxes (Dots and Boxes) or blocks (Extreme Tic-Tac-Toe) the move won for the
+    mover. ``turn_passed``: whether the other player moves next.
+    """
+
+    serial: int
+    move: Move
+    player: int
+    completed: int
+    turn_passed: bool
+
+
+class State(ABC):
+    """A mutable game position with an undo stack.
+
+    ``play`` validates and raises :class:`IllegalMove` without changing anything on bad input;
+    ``undo`` is the exact inverse of the last ``play``.
+    """
+
+    game: Game
+
+    @property
+    @abstractmethod
+    def serial(self) -> int:
+        """Number of moves played so far (the serial of the last move, 0 at the start)."""
+
+    @property
+    @abstractmethod
+    def to_move(self) -> int:
+        """The player to move: 0 or 1."""
+
+    @abstractmethod
+    def legal_moves(self) -> list[Move]: ...
+
+    @abstractmethod
+    def play(self, move: Iterable[int]) -> Played: ...
+
+    @abstractmethod
+    def undo(self) -> Move:
+        """Take back the last move and return it; ``IndexError`` when nothing was played."""
+
+    @abstractmethod
+    def copy(self) -> State: ...
+
+    @abstractmethod
+    def is_terminal(self) -> bool: ...
+
+    @abstractmethod
+    def result(self) -> dict | None:
+        """None while the game goes on, else ``{"winner": 0 | 1 | None, "points": [p0, p1]}``."""
+
+    @property
+    @abstractmethod
+    def history(self) -> list[Move]:
+        """The moves played so far, in order (a copy)."""
+
+    @abstractmethod
+    def to_dict(self) -> dict:
+        """A JSON-ready summary of the position (what the service shows for a game)."""
+
+
+class Game(ABC):
+    """A game with fixed parameters; immutable and shareable between threads."""
+
+    name: str
+
+    @abstractmethod
+    def new_state(self) -> State: ...
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The parameters ``load_game`` was called with (JSON-ready)."""
+
+    @abstractmethod
+    def parse_move(self, obj: Any) -> Move:
+        """Turn a JSON value (a list of ints) into a move tuple.
+
+        Raises :class:`IllegalMove` with reason ``malformed`` for a value of the wrong shape or
+        type, ``out_of_range`` for coordinates off the board.
+        """
+
+    @abstractmethod
+    def analyse(self, state: State, limit: Any, multipv: int | None,
+                on_progress: Callable | None) -> Any:
+        """Search ``state`` within ``limit``; see :func:`engine.analysis.analyse`."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.params() == self.params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.params().items()))))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"load_game({self.name!r}{', ' if args else ''}{args})"
+
+
+_REGISTRY: dict[str, Callable[..., Game]] = {}
+
+
+def register(name: str, factory: Callable[..., Game]) -> None:
+    """Make ``load_game(name, **params)`` call ``factory(**params)``."""
+    _REGISTRY[name] = factory
+
+
+def game_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def load_game(name: str, **params: Any) -> Game:
+    """Return the game called ``name`` with the given parameters.
+
+    Raises :class:`UnknownGame` (a ``ValueError``) for an unknown name or bad parameters.
+    Games are cached: the same name and parameters give the same object.
+    """
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise UnknownGame(f"unknown game {name!r}; known: {', '.join(game_names())}") from None
+    return factory(**params)
+
+
+__all__ = ["Game", "State", "Played", "Move", "register", "load_game", "game_names",
+           "IllegalMove"]

@@ -1,0 +1,99 @@
+"""Static evaluation of Extreme Tic-Tac-Toe positions.
+
+Two levels, the same 12 patterns (rows, columns, diamonds) at each:
+
+* Block level (:func:`block_info`, cached per pair of 16-bit masks): each player's *potential*
+  in an open block, a number in [0, 1) that grows with the player's marks in patterns the
+  opponent has not spoiled (``1 - prod(1 - Q[k])`` over the live patterns holding ``k`` of the
+  player's marks), and the player's *threats*: empty cells that would win the block at once.
+* Big-board level (:func:`evaluate`): a won block counts 1 for its winner and 0 for the other
+  player, a drawn block 0 for both, an open block its potential; each big pattern scores the
+  product of its four blocks' values for each player, so patterns spoiled by the opponent or by
+  a draw score 0 and a pattern one block from completion scores that block's potential.
+
+The score adds a small term for potentials summed over all blocks and one for the rule-16
+points of the blocks already won (what decides a full-board draw). It is an int from x's point
+of view, bounded by :data:`MAX_EVAL` in absolute value, far below the search's proven scores.
+"""
+
+from __future__ import annotations
+
+from .tables import BLOCK_VALUE, DRAWN, IS_WIN, O_WON, OPEN, PATTERNS, X_WON
+
+# Chance-like weight of a live pattern holding k = 0..3 of the player's marks.
+Q = (0.02, 0.08, 0.3, 0.85)
+W_BIG = 10_000  # per unit of big-board pattern product
+W_POT = 600  # per unit of block potential (won blocks count 1)
+W_PTS = 60  # per rule-16 point of the blocks won
+MAX_EVAL = W_BIG * 12 + W_POT * 16 + W_PTS * 68
+
+# The 12 big-board patterns as 4-tuples of block numbers.
+BIG_PATTERNS = tuple(tuple(b for b in range(16) if p >> b & 1) for p in PATTERNS)
+
+# Rule-16 points of a mask of won blocks: PTS_LO[m & 255] + PTS_HI[m >> 8].
+PTS_LO = tuple(sum(BLOCK_VALUE[b] for b in range(8) if m >> b & 1) for m in range(256))
+PTS_HI = tuple(sum(BLOCK_VALUE[b + 8] for b in range(8) if m >> b & 1) for m in range(256))
+
+_POP = tuple(bin(m).count("1") for m in range(1 << 16))
+_INFO: dict[int, tuple[float, float, int, int]] = {}
+
+
+def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
+    """``(potential_x, potential_o, threats_x, threats_o)`` of an open block with these masks.
+
+    ``threats_p`` is the mask of empty cells that complete a pattern for player p.
+    """
+    key = mx << 16 | mo
+    info = _INFO.get(key)
+    if info is not None:
+        return info
+    res = []
+    for mine, theirs in ((mx, mo), (mo, mx)):
+        miss = 1.0
+        threats = 0
+        for p in PATTERNS:
+            if p & theirs:
+                continue
+            k = _POP[p & mine]
+            miss *= 1.0 - Q[k] if k < 4 else 0.0
+            if k == 3:
+                threats |= p & ~mine
+        res.append((1.0 - miss, threats))
+    info = (res[0][0], res[1][0], res[0][1], res[1][1])
+    _INFO[key] = info
+    return info
+
+
+def block_values(status: int, mx: int, mo: int) -> tuple[float, float, int, int]:
+    """Like :func:`block_info` for a block of any status (won: 1 / 0, drawn: 0 / 0)."""
+    if status == OPEN:
+        return block_info(mx, mo)
+    if status == X_WON:
+        return (1.0, 0.0, 0, 0)
+    if status == O_WON:
+        return (0.0, 1.0, 0, 0)
+    assert status == DRAWN
+    return (0.0, 0.0, 0, 0)
+
+
+def evaluate(px, po, won_x: int, won_o: int) -> int:
+    """The score for x of block values ``px`` / ``po`` (16 floats each) and won-block masks."""
+    sx = so = 0.0
+    for a, b, c, d in BIG_PATTERNS:
+        sx += px[a] * px[b] * px[c] * px[d]
+        so += po[a] * po[b] * po[c] * po[d]
+    pts = PTS_LO[won_x & 255] + PTS_HI[won_x >> 8] - PTS_LO[won_o & 255] - PTS_HI[won_o >> 8]
+    return int(W_BIG * (sx - so) + W_POT * (sum(px) - sum(po)) + W_PTS * pts)
+
+
+def evaluate_state(state) -> int:
+    """:func:`evaluate` of an :class:`~engine.xttt.state.XtttState`, from x's point of view."""
+    px, po = [], []
+    for b in range(16):
+        vx, vo, _, _ = block_values(state._status[b], state._bits[0][b], state._bits[1][b])
+        px.append(vx)
+        po.append(vo)
+    return evaluate(px, po, state._won[0], state._won[1])
+
+
+__all__ = ["block_info", "block_values", "evaluate", "evaluate_state", "MAX_EVAL", "IS_WIN"]

@@ -1,0 +1,53 @@
+"""The Extreme Tic-Tac-Toe :class:`Game`: one shared, parameterless, immutable instance."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import IllegalMove
+from ..game import Game
+from .state import XtttState, coerce_move
+
+NAME = "extreme-tictactoe"
+
+
+class XtttGame(Game):
+    """Extreme Tic-Tac-Toe (4x4 board of 4x4 blocks, rows, columns and diamonds, bonus move)."""
+
+    name = NAME
+
+    def new_state(self) -> XtttState:
+        return XtttState(self)
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def parse_move(self, obj: Any) -> tuple[int, int]:
+        """``[row, col]`` (a JSON list or tuple of two ints 0..15) as a ``(row, col)`` tuple.
+
+        Raises IllegalMove ``malformed`` for any other shape or type (bools are not ints) and
+        ``out_of_range`` for coordinates off the board.
+        """
+        return coerce_move(obj)
+
+    def analyse(self, state, limit, multipv: int | None = None,
+                on_progress: Callable | None = None):
+        """Alpha-beta search of ``state``; see :func:`engine.xttt.search.analyse`."""
+        if not isinstance(state, XtttState):
+            raise TypeError(f"not an Extreme Tic-Tac-Toe state: {state!r}")
+        from .search import analyse
+        return analyse(state, limit, multipv, on_progress)
+
+
+GAME = XtttGame()
+
+
+def factory(**params: Any) -> XtttGame:
+    """The registry factory: no parameters; raises UnknownGame for any."""
+    if params:
+        from ..errors import UnknownGame
+        raise UnknownGame(f"{NAME} takes no parameters, got {sorted(params)}")
+    return GAME
+
+
+__all__ = ["XtttGame", "GAME", "NAME", "factory", "IllegalMove"]

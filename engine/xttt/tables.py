@@ -1,0 +1,87 @@
+"""Fixed geometry of Extreme Tic-Tac-Toe as precomputed integer tables.
+
+Cells are numbered ``i = row * 16 + col`` (0..255). Blocks are numbered row-major
+``b = (row // 4) * 4 + col // 4`` and a cell's local index inside its block is
+``l = (row % 4) * 4 + col % 4``. A 4x4 grid (the cells of a block, or the blocks of the big
+board) is a 16-bit mask with bit ``l`` for local index ``l``. By the correspondence rule the
+target block of a move is the block numbered by the move's local index, so
+``CELL_LOCAL[i]`` is both the local index of cell ``i`` and the block it sends the opponent to.
+
+Everything here is read-only after import.
+"""
+
+from __future__ import annotations
+
+SIZE = 16
+FULL = 0xFFFF
+
+# Block status codes (also used by the state): open, won by x, won by o, drawn.
+OPEN, X_WON, O_WON, DRAWN = 0, 1, 2, 3
+STATUS_NAMES = ("open", "x", "o", "drawn")
+
+
+def _mask(cells) -> int:
+    return sum(1 << (r * 4 + c) for r, c in cells)
+
+
+ROWS = tuple(_mask((r, c) for c in range(4)) for r in range(4))
+COLS = tuple(_mask((r, c) for r in range(4)) for c in range(4))
+# Each diamond is the four orthogonal neighbours of a central cell, without that cell (rule 5).
+DIAMONDS = tuple(
+    _mask(((cr - 1, cc), (cr, cc - 1), (cr, cc + 1), (cr + 1, cc)))
+    for cr, cc in ((1, 1), (1, 2), (2, 1), (2, 2))
+)
+PATTERNS: tuple[int, ...] = ROWS + COLS + DIAMONDS
+
+# PATTERNS_THROUGH[l]: the patterns that contain local index l.
+PATTERNS_THROUGH = tuple(tuple(p for p in PATTERNS if p >> l & 1) for l in range(16))
+
+
+def _build_is_win() -> bytearray:
+    """IS_WIN[m] is 1 when the 16-bit mask m contains a full pattern."""
+    table = bytearray(1 << 16)
+    for p in PATTERNS:
+        rest = FULL & ~p
+        sub = rest
+        while True:  # every subset of the other cells, each OR'd with the pattern
+            table[p | sub] = 1
+            if sub == 0:
+                break
+            sub = (sub - 1) & rest
+    return table
+
+
+IS_WIN = _build_is_win()
+
+CELL_BLOCK = tuple((i >> 4 >> 2) * 4 + ((i & 15) >> 2) for i in range(256))
+CELL_LOCAL = tuple(((i >> 4) & 3) * 4 + (i & 3) for i in range(256))
+CELL_BIT = tuple(1 << CELL_LOCAL[i] for i in range(256))
+# BLOCK_CELLS[b][l]: the global cell at local index l of block b.
+BLOCK_CELLS = tuple(
+    tuple(((b >> 2) * 4 + (l >> 2)) * 16 + (b & 3) * 4 + (l & 3) for l in range(16))
+    for b in range(16)
+)
+
+# Tournament block values for a drawn game (rule 16): corners 6, centre 3, other edges 4.
+BLOCK_VALUE = tuple(
+    6 if (br in (0, 3) and bc in (0, 3)) else 3 if (br in (1, 2) and bc in (1, 2)) else 4
+    for br in range(4) for bc in range(4)
+)
+WIN_POINTS = sum(BLOCK_VALUE)  # 68
+
+_FREE_CACHE: dict[int, tuple[int, ...]] = {}
+
+
+def free_cells(block: int, occupied: int) -> tuple[int, ...]:
+    """The global cells of ``block`` whose bit is clear in ``occupied``, in local order."""
+    key = block << 16 | occupied
+    cells = _FREE_CACHE.get(key)
+    if cells is None:
+        base = BLOCK_CELLS[block]
+        cells = tuple(base[l] for l in range(16) if not occupied >> l & 1)
+        _FREE_CACHE[key] = cells
+    return cells
+
+
+def popcount(m: int) -> int:
+    return bin(m).count("1")

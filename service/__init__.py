@@ -1,0 +1,10 @@
+"""Boxfish service: the event-sourced move store, the HTTP API and the analysis job queue.
+
+Layers, from the edge inwards: ``views`` (Flask blueprints, thin) -> ``games`` / ``analyses``
+(application services) -> ``recorder`` (the event store: in-memory or Redis) and RQ.
+The engine never imports anything from here.
+"""
+
+from .app import create_app
+
+__all__ = ["create_app"]

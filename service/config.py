@@ -1,0 +1,57 @@
+"""Service configuration, read once from the environment.
+
+Every setting can be given as an environment variable ``BOXFISH_<NAME>`` (``REDIS_URL`` is also
+read without the prefix, as most hosting platforms set it). Tests and the CLI build a
+:class:`Settings` directly and pass it to :func:`service.app.create_app`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BOXFISH_", extra="ignore", frozen=True)
+
+    redis_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("REDIS_URL", "BOXFISH_REDIS_URL"))
+    #: Prefix of every Redis key the store writes (lets several deployments share one Redis).
+    key_prefix: str = "boxfish"
+    #: Name of the RQ queue analysis jobs go to.
+    queue_name: str = "boxfish-analysis"
+
+    # Limits (all violations are 422, 413 or 503 problems).
+    max_board_size: int = Field(default=20, ge=1, le=20)
+    max_time_ms: int = Field(default=10_000, ge=1)
+    default_time_ms: int = Field(default=1000, ge=1)
+    max_moves: int = Field(default=1000, ge=0)
+    max_multipv: int = Field(default=64, ge=1)
+    max_body_bytes: int = Field(default=64 * 1024, ge=256)
+    max_queue_length: int = Field(default=100, ge=0)
+    #: Upper bound of ``?wait=`` on POST /v1/analyses, in seconds.
+    max_wait_s: float = Field(default=10.0, ge=0, le=60)
+
+    #: How long finished analyses are kept (and reused for identical requests), in seconds.
+    result_ttl_s: int = Field(default=3600, ge=1)
+    #: How long failed analyses are kept, in seconds.
+    failure_ttl_s: int = Field(default=86400, ge=1)
+    #: RQ's job timeout is ``time_ms`` plus this margin (engine start-up, state rebuild).
+    job_timeout_margin_s: int = Field(default=30, ge=1)
+    #: A started job whose worker has not refreshed its liveness key for this long is failed.
+    job_liveness_s: float = Field(default=5.0, gt=0)
+
+    # Server-Sent Events.
+    sse_keepalive_s: float = Field(default=15.0, gt=0)
+    #: Concurrent event streams per API process (each holds one server thread); beyond it, 503.
+    sse_max_streams: int = Field(default=64, ge=1)
+
+    #: In-process LRU of rebuilt game states, in entries.
+    state_cache_size: int = Field(default=1024, ge=1)
+
+    # Embedded Redis (``boxfish serve`` without REDIS_URL).
+    data_dir: str = "./boxfish-data"
+    redis_port: int = Field(default=0, ge=0, le=65535)
+    appendfsync: Literal["always", "everysec", "no"] = "always"

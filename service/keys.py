@@ -1,0 +1,53 @@
+"""Every Redis key the service writes, named once.
+
+Per-game keys share the hash tag ``{game:<id>}`` so that a game's log, metadata and idempotency
+records live in one Redis Cluster slot and the append script may touch them together::
+
+    <prefix>:{game:<id>}:log    Stream, one entry per move; entry id "<serial>-0"
+    <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at
+    <prefix>:{game:<id>}:idem   Hash: Idempotency-Key -> "<body fingerprint> <serial>"
+
+Analysis keys::
+
+    <prefix>:analysis:job:<request hash>   String: id of the RQ job for that request
+    <prefix>:analysis:alive:<job id>       String with a short TTL, refreshed by the running job
+
+RQ keeps its own keys (``rq:*``) for queues, jobs and results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "boxfish"
+
+GAME_LOG = "log"
+GAME_META = "meta"
+GAME_IDEMPOTENCY = "idem"
+ANALYSIS_JOB = "analysis:job"
+ANALYSIS_ALIVE = "analysis:alive"
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpace:
+    """Builds the keys under one prefix."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def _game(self, game_id: str, part: str) -> str:
+        return f"{self.prefix}:{{game:{game_id}}}:{part}"
+
+    def game_log(self, game_id: str) -> str:
+        return self._game(game_id, GAME_LOG)
+
+    def game_meta(self, game_id: str) -> str:
+        return self._game(game_id, GAME_META)
+
+    def game_idempotency(self, game_id: str) -> str:
+        return self._game(game_id, GAME_IDEMPOTENCY)
+
+    def analysis_job(self, request_hash: str) -> str:
+        return f"{self.prefix}:{ANALYSIS_JOB}:{request_hash}"
+
+    def analysis_alive(self, job_id: str) -> str:
+        return f"{self.prefix}:{ANALYSIS_ALIVE}:{job_id}"
