@@ -151,14 +151,14 @@ class DotsState(State):
         if not geo.in_range(x, y, o):
             raise IllegalMove("out_of_range", move,
                               f"no such line on a {geo.width}x{geo.height} board")
-        line = geo.line_id(x, y, o)
-        if (self._drawn >> line) & 1:
-            raise IllegalMove("already_drawn", move, f"drawn by move {self._serial_of(line)}")
-        return line
-
-    def _serial_of(self, line: int) -> int:
-        x, y, o = self._geo.moves[line]
-        return self._index[x][y][o]
+        # the seed-000 lookup: x, then y, then orientation, each an O(1) dict probe
+        ys = self._index.get(x)
+        if ys is not None:
+            os_ = ys.get(y)
+            if os_ is not None and o in os_:
+                by = f"by move {os_[o]}" if os_[o] else "in the loaded position"
+                raise IllegalMove("already_drawn", move, f"drawn {by}")
+        return geo.line_id(x, y, o)
 
     def play(self, move) -> Played:
         """Draw ``move`` (a seed triple); raises IllegalMove (and changes nothing) if it can't."""
