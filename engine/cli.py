@@ -1,0 +1,170 @@
+"""``boxfish analyse`` (alias ``analyze``): analyse a position from the command line.
+
+Examples::
+
+    boxfish analyse --size 3x3 --moves "1,1,1 2,1,2" --time 2000
+    boxfish analyse --size 5x5 --lines 0010...  --to-move 1 --json
+    boxfish analyse --game extreme-tictactoe --moves "5,5 4,4" --time 500
+
+The lead's ``boxfish`` console command dispatches ``boxfish analyse ...`` to ``main(rest)``.
+Exit status: 0 on success, 2 for bad arguments or an illegal move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+DOTS = "dots-and-boxes"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="boxfish analyse",
+        description="Best move and value of a position, within a time bound "
+                    "(exact whenever the search proves it).")
+    p.add_argument("--game", default=DOTS, help="game name (default: %(default)s)")
+    p.add_argument("--size", default=None,
+                   help="board size WxH in boxes for dots-and-boxes (default 5x5)")
+    p.add_argument("--moves", default="",
+                   help='moves played from the start, space separated: "x,y,o x,y,o ..." '
+                        '(Extreme Tic-Tac-Toe: "r,c r,c ...")')
+    p.add_argument("--lines", default=None,
+                   help="dots-and-boxes position as an OpenSpiel line string (one 0/1 per "
+                        "action id); use with --to-move")
+    p.add_argument("--to-move", type=int, choices=(0, 1), default=0,
+                   help="player to move for --lines (default 0)")
+    p.add_argument("--time", type=int, default=2000, metavar="MS",
+                   help="time limit in milliseconds (default %(default)s; 0 = no limit: "
+                        "solve exactly)")
+    p.add_argument("--depth", type=int, default=None, help="iterative-deepening depth limit")
+    p.add_argument("--nodes", type=int, default=None, help="node limit")
+    p.add_argument("--multipv", type=int, default=None, metavar="K",
+                   help="report only the K best moves")
+    p.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress display even on a terminal")
+    return p
+
+
+def _parse_size(text: str) -> tuple[int, int]:
+    try:
+        a, b = text.lower().split("x")
+        return int(a), int(b)
+    except ValueError:
+        raise ValueError(f"--size must look like 5x5, got {text!r}") from None
+
+
+def _parse_moves(text: str) -> list[list[int]]:
+    out = []
+    for tok in text.replace(";", " ").split():
+        try:
+            out.append([int(v) for v in tok.strip("()[]").split(",") if v != ""])
+        except ValueError:
+            raise ValueError(f"bad move {tok!r}: expected comma-separated integers") from None
+    return out
+
+
+def _build_state(args):
+    import engine  # noqa: F401  (registers the games)
+    from engine.game import load_game
+
+    params = {}
+    if args.game == DOTS:
+        w, h = _parse_size(args.size or "5x5")
+        params = {"width": w, "height": h}
+    elif args.size:
+        w, h = _parse_size(args.size)
+        params = {"width": w, "height": h}
+    game = load_game(args.game, **params)
+    if args.lines is not None:
+        if not hasattr(game, "from_lines"):
+            raise ValueError(f"--lines is not supported for {args.game}")
+        state = game.from_lines(args.lines.strip(), to_move=args.to_move)
+    else:
+        state = game.new_state()
+    for mv in _parse_moves(args.moves):
+        state.play(game.parse_move(mv))
+    return game, state
+
+
+def _fmt_move(m) -> str:
+    return ",".join(str(v) for v in m) if m is not None else "-"
+
+
+def _fmt_value(v, exact, bound) -> str:
+    s = f"{v:+d}" if isinstance(v, int) else f"{v:+.2f}"
+    if exact:
+        return s
+    return {"upper": f"<={s}", "lower": f">={s}"}.get(bound, f"~{s}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        game, state = _build_state(args)
+    except ValueError as exc:  # IllegalMove, UnknownGame, bad size/moves are ValueErrors
+        print(f"boxfish analyse: error: {exc}", file=sys.stderr)
+        return 2
+    from engine.analysis import analyse
+
+    tty = sys.stdout.isatty() and not args.json and not args.no_progress
+    progress = None
+    if tty:
+        def progress(p):
+            sys.stderr.write(f"\r  depth {p.depth:>3}  best {_fmt_move(p.best_move):<10} "
+                             f"value {_fmt_value(p.value, p.exact, 'estimate'):>6}  "
+                             f"nodes {p.nodes:>9}  {p.time_ms / 1000:6.2f}s ")
+            sys.stderr.flush()
+    time_ms = args.time if args.time and args.time > 0 else None
+    try:
+        result = analyse(state, time_ms=time_ms, depth=args.depth, nodes=args.nodes,
+                         multipv=args.multipv, on_progress=progress)
+    except ValueError as exc:
+        print(f"boxfish analyse: error: {exc}", file=sys.stderr)
+        return 2
+    if tty:
+        sys.stderr.write("\r" + " " * 78 + "\r")
+        sys.stderr.flush()
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    out = []
+    if hasattr(state, "to_ascii"):
+        out.append(state.to_ascii())
+    elif hasattr(state, "__str__"):
+        out.append(str(state))
+    to_move = getattr(state, "to_move", None)
+    scores = getattr(state, "scores", None)
+    head = f"{game!r}"
+    if to_move is not None:
+        head += f"  player {to_move} to move"
+    if scores is not None:
+        head += f"  score {scores[0]}-{scores[1]}"
+    out.append(head)
+    if result.best_move is None:
+        out.append("game over")
+    else:
+        what = "exact" if result.exact else result.bound
+        out.append(f"best move  {_fmt_move(result.best_move)}   value "
+                   f"{_fmt_value(result.value, result.exact, result.bound)} ({what})")
+        if result.proven:
+            out.append(f"proven     {result.proven}")
+        out.append(f"depth {result.depth}  nodes {result.nodes}  nps {result.nps}  "
+                   f"time {result.time_ms:.0f} ms  tt hits {result.tt_hits}")
+        if result.pv:
+            out.append("pv         " + " ".join(_fmt_move(m) for m in result.pv[:16]))
+        out.append("moves:")
+        for i, mv in enumerate(result.moves):
+            out.append(f"  {i + 1:>3}. {_fmt_move(mv.move):<10} "
+                       f"{_fmt_value(mv.value, mv.exact, mv.bound):>7}"
+                       f"{'' if mv.exact else '  (' + mv.bound + ')'}")
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    t0 = time.perf_counter()
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Chains and loops of a position, and the exact value of loony endgames by dynamic programming.
+
+A *component* is a maximal set of valence-2 boxes joined through undrawn lines: a path
+(``chain``) or a cycle (``loop``). A chain is *independent* when both of its end lines lead to
+the border of the board (no valence-0/1 box joins it to anything else).
+
+When no box can be taken and every box not yet taken has valence 2, the position is a sum of
+independent chains and loops, every move opens one of them, and its value follows from the
+component lengths alone (seed 002, Berlekamp; Buzzard and Ciere 2014 for long components):
+with ``f(G)`` the net boxes the player in control (not to move) gets,
+
+* opening a 1- or 2-chain hands it over whole (a 2-chain is opened in the middle, so it cannot
+  be declined) and passes the obligation to open: ``n - f(G - C)``;
+* opening a chain of ``n >= 3`` lets the controller take all or decline the last two:
+  ``n - 2 + |2 - f(G - C)|``;
+* opening a loop of ``n >= 4``: take all, or decline the last four: ``n - 4 + |4 - f(G - C)|``;
+
+and ``f(G) = min`` over the components. The value for the player to move is ``-f(G)``.
+"""
+
+from __future__ import annotations
+
+from .search_board import Tables
+
+_MEMO: dict[tuple, int] = {}
+_MEMO_MAX = 2_000_000
+
+
+def components(t: Tables, drawn: int, vals: list[int]):
+    """The chains and loops of valence-2 boxes.
+
+    Returns a list of ``(is_loop, length, lines, independent)`` where ``lines`` is the tuple of
+    undrawn lines of the component (inner lines and end lines, in walk order for a chain: end,
+    inner..., end) and ``independent`` says both ends meet the border (always true for loops).
+    """
+    box_mask = t.box_mask
+    other = t.other
+    seen = 0
+    out = []
+    for b0 in range(t.nb):
+        if vals[b0] != 2 or seen >> b0 & 1:
+            continue
+        # find one end of the path (or detect a cycle) by walking from b0 in one direction
+        free = box_mask[b0] & ~drawn
+        l1 = (free & -free).bit_length() - 1
+        start, entry = b0, l1  # walk backwards through l1 to find an end
+        prev_line = (free ^ (1 << l1)).bit_length() - 1
+        cur, came = b0, prev_line
+        is_loop = False
+        # walk via l1 direction until leaving the val-2 set
+        while True:
+            fl = box_mask[cur] & ~drawn & ~(1 << came)
+            ln = fl.bit_length() - 1
+            nb = other[ln][cur]
+            if nb < 0 or vals[nb] != 2:
+                start, entry = cur, ln
+                break
+            if nb == b0:
+                is_loop = True
+                start, entry = b0, ln
+                break
+            cur, came = nb, ln
+        # now walk from `start`, entering by `entry`, to the other end
+        lines = [entry]
+        n = 0
+        cur, came = start, entry
+        ind = other[entry][start] < 0
+        while True:
+            seen |= 1 << cur
+            n += 1
+            fl = box_mask[cur] & ~drawn & ~(1 << came)
+            ln = fl.bit_length() - 1
+            nb = other[ln][cur]
+            if is_loop:
+                if nb == start:
+                    break
+                lines.append(ln)
+                cur, came = nb, ln
+                continue
+            lines.append(ln)
+            if nb < 0 or vals[nb] != 2:
+                ind = ind and nb < 0
+                break
+            cur, came = nb, ln
+        out.append((is_loop, n, tuple(lines), True if is_loop else ind))
+    return out
+
+
+def loony_value(chains: tuple, loops: tuple) -> int:
+    """``f(G)``: what the player NOT to move nets from independent chains and loops (sorted
+    tuples of lengths) when the player to move must open one."""
+    if not chains and not loops:
+        return 0
+    key = (chains, loops)
+    v = _MEMO.get(key)
+    if v is not None:
+        return v
+    best = 1 << 30
+    last = -1
+    for i, n in enumerate(chains):
+        if n == last:
+            continue
+        last = n
+        rest = loony_value(chains[:i] + chains[i + 1:], loops)
+        v = n - rest if n <= 2 else n - 2 + abs(2 - rest)
+        if v < best:
+            best = v
+    last = -1
+    for i, n in enumerate(loops):
+        if n == last:
+            continue
+        last = n
+        rest = loony_value(chains, loops[:i] + loops[i + 1:])
+        v = n - 4 + abs(4 - rest)
+        if v < best:
+            best = v
+    if len(_MEMO) > _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[key] = best
+    return best
+
+
+def controlled_value(chains, loops) -> int:
+    """Berlekamp's controlled value of long chains and loops (spec, "Published results")."""
+    chains = [n for n in chains]
+    loops = [n for n in loops]
+    if not chains and not loops:
+        return 0
+    if not loops or any(n >= 4 for n in chains):
+        tb = 4
+    elif not chains:
+        tb = 8
+    else:
+        tb = 6
+    return sum(chains) - 4 * len(chains) + sum(loops) - 8 * len(loops) + tb
+
+
+def loony_value_fast(chains, loops) -> int:
+    """``f(G)`` for evaluation on big boards: exact when the state space is small, otherwise
+    the smallest-component rule for long ones with short chains as switches (an estimate)."""
+    size = 1
+    counts: dict = {}
+    for n in chains:
+        counts[("c", n)] = counts.get(("c", n), 0) + 1
+    for n in loops:
+        counts[("l", n)] = counts.get(("l", n), 0) + 1
+    for c in counts.values():
+        size *= c + 1
+    if size <= 64:
+        return loony_value(tuple(sorted(chains)), tuple(sorted(loops)))
+    longc = tuple(sorted(n for n in chains if n >= 3))
+    short = [n for n in chains if n < 3]
+    v = _long_only(longc, tuple(sorted(loops)), 0, 0, {})
+    # short chains: each one is handed over and switches who must open; open them smallest
+    # first (from the opener's side this is the usual play)
+    for n in sorted(short, reverse=True):
+        v = n - v
+    return v
+
+
+def _long_only(chains, loops, i, j, memo) -> int:
+    if i == len(chains) and j == len(loops):
+        return 0
+    key = (i, j)
+    v = memo.get(key)
+    if v is not None:
+        return v
+    best = 1 << 30
+    if i < len(chains):
+        rest = _long_only(chains, loops, i + 1, j, memo)
+        best = chains[i] - 2 + abs(2 - rest)
+    if j < len(loops):
+        rest = _long_only(chains, loops, i, j + 1, memo)
+        best = min(best, loops[j] - 4 + abs(4 - rest))
+    memo[key] = best
+    return best
+
+
+def loony_endgame_value(t: Tables, drawn: int, vals: list[int]) -> int | None:
+    """Exact value for the player to move when every box not taken has valence 2 (no box can
+    be taken, every move opens an independent chain or loop); None otherwise."""
+    chains = []
+    loops = []
+    for v in vals:
+        if v != 2 and v != 4:
+            return None
+    for is_loop, n, _lines, ind in components(t, drawn, vals):
+        if not ind:
+            return None
+        (loops if is_loop else chains).append(n)
+    return -loony_value(tuple(sorted(chains)), tuple(sorted(loops)))

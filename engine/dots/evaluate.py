@@ -1,0 +1,51 @@
+"""Heuristic value of a Dots-and-Boxes position at the search horizon.
+
+Guide: the long-chain rule. Whoever has to move when the safe lines run out must open a chain
+or loop, and the other player keeps control and takes the controlled value of what is left.
+So: fill the safe lines greedily in a fixed order (both players drawing safe lines), count them
+(``k``), read the chains and loops of the loony position that is left and value it with the
+chain DP (``f``, from :mod:`chain_dp`). The player to move at the leaf moves again at the loony
+position when ``k`` is even, and loses ``f`` then; when ``k`` is odd he wins ``f``.
+
+Boxes of valence 0/1 left after the fill (joints between chains) are counted with the longest
+chain, a rough stand-in. Seed 003's formulas (17) and (18) give one- and two-box handouts their
+face value and long chains ``length - 4``-style worth; the DP subsumes both.
+"""
+
+from __future__ import annotations
+
+from .chain_dp import components, loony_value_fast
+from .search_board import Tables
+
+
+def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
+    """Estimated future-box margin for the player to move (no box can be taken now)."""
+    vals = vals[:]
+    line_boxes = t.line_boxes
+    k = 0
+    for ln in t.fill_order:
+        if drawn >> ln & 1:
+            continue
+        bs = line_boxes[ln]
+        if vals[bs[0]] >= 2 or (len(bs) == 2 and vals[bs[1]] >= 2):
+            continue
+        drawn |= 1 << ln
+        k += 1
+        for b in bs:
+            vals[b] += 1
+    chains = []
+    loops = []
+    for is_loop, n, _lines, _ind in components(t, drawn, vals):
+        (loops if is_loop else chains).append(n)
+    joints = 0
+    for v in vals:
+        if v <= 1:
+            joints += 1
+    if joints:
+        if chains:
+            i = chains.index(max(chains))
+            chains[i] += joints
+        else:
+            chains.append(joints)
+    f = loony_value_fast(chains, loops)
+    return f if k & 1 else -f

@@ -1,0 +1,259 @@
+"""Time-bounded Dots-and-Boxes analysis: the driver around :mod:`search_core`.
+
+``iterate(...)`` is iterative deepening as a generator (sunfish style): it yields one
+:class:`RootResult` per completed depth, then, once the root is solved, one per move whose
+value it refines to an exact one. The caller owns time control; ``analyse`` is that caller for
+the engine's API: it stops at the limit (the hard deadline is also enforced inside the search,
+which aborts mid-iteration) and returns the best answer found so far.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ..analysis import Analysis, Limit, MoveValue, Progress
+from .chain_dp import components
+from .search_board import Tables, bits, tables
+from .search_core import Abort, Searcher
+from .search_tt import INF, PROVEN, TranspositionTable
+
+GAME_NAME = "dots-and-boxes"
+# what the deadline keeps back for building the answer (seconds)
+_DEADLINE_MARGIN = 0.004
+# with this many undrawn lines or fewer, search straight to the end after two iterations
+SOLVE_LINES = 26
+
+
+@dataclass
+class MoveResult:
+    line: int
+    value: int
+    bound: str          # "exact" (at this depth), "upper" or "lower"
+    proven: bool        # no heuristic value was used: the bound is a true one
+
+
+@dataclass
+class RootResult:
+    depth: int
+    kind: str                       # "depth" or "refine"
+    moves: dict[int, MoveResult] = field(default_factory=dict)
+    solved: bool = False
+
+
+def _sort_key(order_index):
+    def key(r: MoveResult):
+        return (-r.value, 0 if r.bound == "exact" else 1, 0 if r.proven else 1,
+                order_index.get(r.line, 0))
+    return key
+
+
+def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
+            max_depth: int | None = None, refine: bool = True,
+            partial: dict | None = None,
+            solve_lines: int = SOLVE_LINES) -> Iterator[RootResult]:
+    """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
+    (full-window) values in every iteration (default 1: the others get upper bounds).
+    ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
+    whose search was aborted mid-iteration can still use them."""
+    k = max(1, multipv or 1)
+    order = searcher.root_order(drawn)
+    if not order:
+        return
+    index = {ln: i for i, ln in enumerate(order)}
+    prev: dict[int, MoveResult] = {}
+    depth = 0
+    last_nodes = -1
+    free = len(order)
+    try:
+        while True:
+            depth += 1
+            # near the end a direct proof is far cheaper than deepening through heuristic
+            # leaves: after two quick iterations (a move in hand), search to the end
+            direct = free <= solve_lines and depth > 2 and max_depth is None
+            sdepth = PROVEN if direct else depth
+            if prev:
+                order = [r.line for r in sorted(prev.values(), key=_sort_key(index))]
+            h_iter = searcher.horizon
+            res: dict[int, MoveResult] = {}
+            exact_vals: list[int] = []
+            for ln in order:
+                h0 = searcher.horizon
+                if len(exact_vals) >= k:
+                    alpha = exact_vals[k - 1]
+                    v = searcher.child_value(drawn, ln, alpha, alpha + 1, sdepth - 1)
+                    if v > alpha:
+                        v = searcher.child_value(drawn, ln, alpha, INF, sdepth - 1)
+                        bound = "exact" if v > alpha else "upper"
+                    else:
+                        bound = "upper"
+                else:
+                    v = searcher.child_value(drawn, ln, -INF, INF, sdepth - 1)
+                    bound = "exact"
+                r = MoveResult(ln, v, bound, searcher.horizon == h0)
+                res[ln] = r
+                if partial is not None:
+                    partial[ln] = r
+                if bound == "exact":
+                    exact_vals.append(v)
+                    exact_vals.sort(reverse=True)
+            solved = searcher.horizon == h_iter
+            prev = res
+            if direct:
+                depth = max(depth, free)
+            yield RootResult(depth, "depth", dict(res), solved)
+            if solved:
+                break
+            if max_depth is not None and depth >= max_depth:
+                return
+            if searcher.nodes == last_nodes:
+                break
+            last_nodes = searcher.nodes
+        if not refine:
+            return
+        # solved: give every move an exact value, best candidates first
+        for r in sorted(prev.values(), key=_sort_key(index)):
+            if r.bound == "exact":
+                continue
+            v = searcher.child_value(drawn, r.line, -INF, INF, PROVEN)
+            nr = MoveResult(r.line, v, "exact", True)
+            prev[r.line] = nr
+            if partial is not None:
+                partial[r.line] = nr
+            yield RootResult(depth, "refine", dict(prev), True)
+    except Abort:
+        return
+
+
+def _static_value(t: Tables, drawn: int, line: int) -> int:
+    """A no-search guess for a move that was never searched: boxes it takes, minus the size
+    of what it hands over."""
+    c = t.completes(drawn, line)
+    if c:
+        return c
+    vals = t.valences(drawn)
+    give = sum(1 for b in t.line_boxes[line] if vals[b] == 2)
+    if not give:
+        return 0
+    size = 0
+    for _loop, n, lines, _ind in components(t, drawn, vals):
+        if line in lines:
+            size = max(size, n)
+    return -max(size, give)
+
+
+def _drawn_of(state, t: Tables) -> int:
+    d = state.drawn
+    if isinstance(d, int):
+        return d
+    if isinstance(d, str):
+        return sum(1 << i for i, ch in enumerate(d) if ch == "1")
+    mask = 0
+    for item in d:
+        if isinstance(item, int):
+            mask |= 1 << item
+        else:
+            mask |= 1 << t.line_id(*item)
+    return mask
+
+
+def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
+                     multipv: int | None = None,
+                     on_progress: Callable[[Progress], None] | None = None,
+                     tt: TranspositionTable | None = None, symmetry: bool = True,
+                     game: str = GAME_NAME, start: float | None = None) -> Analysis:
+    """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
+    ``time.perf_counter()`` the time limit counts from (default: now)."""
+    if start is None:
+        start = time.perf_counter()
+    limit = limit or Limit()
+    t = tables(w, h)
+    if sys.getrecursionlimit() < 4 * t.nl + 200:
+        sys.setrecursionlimit(4 * t.nl + 200)
+    deadline = None
+    if limit.time_ms is not None:
+        deadline = start + max(0.0, limit.time_ms / 1000.0 - _DEADLINE_MARGIN)
+    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
+                        node_limit=limit.nodes)
+    legal = bits(t.full & ~drawn)
+    moves_of = t.moves
+    if not legal:
+        return Analysis(game=game, best_move=None, value=0, exact=True, bound="exact",
+                        time_ms=(time.perf_counter() - start) * 1000)
+    partial: dict[int, MoveResult] = {}
+    last: RootResult | None = None
+    max_depth = limit.depth
+    if max_depth is not None and max_depth < 1:
+        max_depth = 1
+    for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
+                          partial=partial):
+        last = result
+        if result.kind == "depth" and on_progress is not None:
+            best = sorted(result.moves.values(), key=_sort_key({}))[0]
+            on_progress(Progress(depth=result.depth, best_move=moves_of[best.line],
+                                 value=best.value, exact=result.solved and best.proven,
+                                 nodes=searcher.nodes,
+                                 time_ms=(time.perf_counter() - start) * 1000))
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    # assemble: the last complete iteration, improved by what an aborted deeper iteration
+    # had already proven (heuristic values of different depths are not mixed)
+    results: dict[int, MoveResult] = dict(last.moves) if last is not None else {}
+    depth = last.depth if last is not None else 0
+    solved = last.solved if last is not None else False
+    for ln, r in partial.items():
+        old = results.get(ln)
+        if old is None or (r is not old and r.bound == "exact" and r.proven):
+            results[ln] = r
+    for ln in legal:
+        if ln not in results:
+            results[ln] = MoveResult(ln, _static_value(t, drawn, ln), "estimate", False)
+    ranked = sorted(results.values(), key=_sort_key({}))
+    best = ranked[0]
+    others_ok = all(r.proven and (r.bound in ("exact", "upper")) and r.value <= best.value
+                    for r in ranked[1:])
+    exact = solved and best.proven and best.bound == "exact" and others_ok
+    if exact:
+        bound = "exact"
+    elif best.bound == "upper":
+        bound = "upper"
+    else:
+        bound = "estimate"
+    mv = []
+    for r in ranked:
+        ex = r.proven and r.bound == "exact" and (solved or r.proven)
+        if ex:
+            b = "exact"
+        elif r.bound == "upper":
+            b = "upper"
+        elif r.bound == "lower":
+            b = "lower"
+        else:
+            b = "estimate"
+        mv.append(MoveValue(move=moves_of[r.line], value=r.value, exact=ex, bound=b))
+    if multipv is not None:
+        mv = mv[:multipv]
+    try:
+        pv_lines = searcher.principal_variation(drawn, best.line)
+    except RecursionError:  # pragma: no cover - defensive
+        pv_lines = [best.line]
+    elapsed = (time.perf_counter() - start) * 1000
+    return Analysis(
+        game=game, best_move=moves_of[best.line], value=best.value, exact=exact, bound=bound,
+        pv=[moves_of[ln] for ln in pv_lines], depth=depth, nodes=searcher.nodes,
+        nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
+        tt_hits=searcher.tt_hits, moves=mv)
+
+
+def analyse(state, limit: Limit | None = None, multipv: int | None = None,
+            on_progress: Callable[[Progress], None] | None = None) -> Analysis:
+    """Analyse a Dots-and-Boxes ``state`` (the lead's ``DotsState``, or anything with
+    ``game.width/height`` and ``drawn``) within ``limit``; see ``engine.analysis.analyse``."""
+    start = time.perf_counter()
+    game = state.game
+    w, h = game.width, game.height
+    t = tables(w, h)
+    return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
+                            game=getattr(game, "name", GAME_NAME), start=start)

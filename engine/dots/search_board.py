@@ -1,0 +1,199 @@
+"""Lean tables for the Dots-and-Boxes search, one set per board size, cached at module level.
+
+A position in the search is one int: bit ``i`` set = line (OpenSpiel action id) ``i`` drawn.
+Box valences are recomputed from it with ``int.bit_count`` (cheap for the sizes we search).
+Line ids and box ids are the spec's (see ``engine/dots/geometry.py``), but this module does not
+import the game so the search can be used and tested on its own.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+
+class Tables:
+    """Per-size constants for the search.
+
+    ``box_mask[b]``: the 4 line bits of box b; ``line_boxes[l]``: the boxes line l borders;
+    ``other[l]``: dict box -> box on the other side of l (-1 = border);
+    ``syms``: line permutations of the board's symmetries (identity first; 4 on a rectangle,
+    8 on a square); ``chunks[s]``: byte tables that apply permutation s to a whole bitboard.
+    """
+
+    __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
+                 "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order",
+                 "line_box_mask")
+
+    def __init__(self, w: int, h: int) -> None:
+        self.w, self.h = w, h
+        nh = (h + 1) * w
+        self.nh = nh
+        nl = self.nl = nh + h * (w + 1)
+        self.nb = w * h
+        self.full = (1 << nl) - 1
+        moves = [(c + 1, r + 1, 1) for r in range(h + 1) for c in range(w)]
+        moves += [(c + 1, r + 1, 2) for r in range(h) for c in range(w + 1)]
+        self.moves = tuple(moves)
+        box_lines = []
+        for r in range(h):
+            for c in range(w):
+                top = r * w + c
+                left = nh + r * (w + 1) + c
+                box_lines.append((top, left, left + 1, (r + 1) * w + c))
+        self.box_lines = tuple(box_lines)
+        self.box_mask = tuple(sum(1 << ln for ln in bl) for bl in box_lines)
+        adj: list[list[int]] = [[] for _ in range(nl)]
+        for b, bl in enumerate(box_lines):
+            for ln in bl:
+                adj[ln].append(b)
+        self.line_boxes = tuple(tuple(a) for a in adj)
+        self.line_box_mask = tuple(sum(1 << b for b in a) for a in adj)
+        other = []
+        for a in adj:
+            d = {}
+            if len(a) == 2:
+                d[a[0]] = a[1]
+                d[a[1]] = a[0]
+            else:
+                d[a[0]] = -1
+            other.append(d)
+        self.other = tuple(other)
+        # symmetries: maps of dot coordinates (0-based, x in 0..w, y in 0..h)
+        maps = [lambda x, y: (x, y), lambda x, y: (w - x, y), lambda x, y: (x, h - y),
+                lambda x, y: (w - x, h - y)]
+        if w == h:
+            maps += [lambda x, y: (y, x), lambda x, y: (h - y, x), lambda x, y: (y, w - x),
+                     lambda x, y: (h - y, w - x)]
+        seg = {}
+        for ln, (x, y, o) in enumerate(moves):
+            a = (x - 1, y - 1)
+            b = (x, y - 1) if o == 1 else (x - 1, y)
+            seg[frozenset((a, b))] = ln
+        syms = []
+        for f in maps:
+            perm = []
+            for x, y, o in moves:
+                a = (x - 1, y - 1)
+                b = (x, y - 1) if o == 1 else (x - 1, y)
+                perm.append(seg[frozenset((f(*a), f(*b)))])
+            syms.append(tuple(perm))
+        # dedupe (1xN boards etc. keep distinct maps; equal permutations are dropped)
+        uniq = []
+        for p in syms:
+            if p not in uniq:
+                uniq.append(p)
+        self.syms = tuple(uniq)
+        inv = []
+        for p in self.syms:
+            q = [0] * nl
+            for i, j in enumerate(p):
+                q[j] = i
+            inv.append(tuple(q))
+        self.inv = tuple(inv)
+        nchunks = self.nchunks = (nl + 7) // 8
+        chunks = []
+        for p in self.syms:
+            tabs = []
+            for c in range(nchunks):
+                tab = []
+                for byte in range(256):
+                    m = 0
+                    for bit in range(8):
+                        ln = c * 8 + bit
+                        if byte >> bit & 1 and ln < nl:
+                            m |= 1 << p[ln]
+                    tab.append(m)
+                tabs.append(tuple(tab))
+            chunks.append(tuple(tabs))
+        self.chunks = tuple(chunks)
+        # a fixed, spread-out order for the evaluation's greedy fill of safe lines
+        self.fill_order = tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))
+
+    def permute(self, drawn: int, s: int) -> int:
+        tabs = self.chunks[s]
+        m = 0
+        c = 0
+        while drawn:
+            m |= tabs[c][drawn & 255]
+            drawn >>= 8
+            c += 1
+        return m
+
+    def canonical(self, drawn: int) -> tuple[int, int]:
+        """(smallest image of ``drawn`` under the board's symmetries, index of that symmetry)."""
+        best = drawn
+        bs = 0
+        chunks = self.chunks
+        for s in range(1, len(chunks)):
+            tabs = chunks[s]
+            m = 0
+            d = drawn
+            c = 0
+            while d:
+                m |= tabs[c][d & 255]
+                d >>= 8
+                c += 1
+            if m < best:
+                best = m
+                bs = s
+        return best, bs
+
+    def line_id(self, x: int, y: int, o: int) -> int:
+        if o == 1:
+            return (y - 1) * self.w + (x - 1)
+        return self.nh + (y - 1) * (self.w + 1) + (x - 1)
+
+    def valences(self, drawn: int) -> list[int]:
+        return [(drawn & m).bit_count() for m in self.box_mask]
+
+    def completes(self, drawn: int, line: int) -> int:
+        """Boxes drawing ``line`` completes (0, 1 or 2)."""
+        n = 0
+        for b in self.line_boxes[line]:
+            if (drawn & self.box_mask[b]).bit_count() == 3:
+                n += 1
+        return n
+
+
+@cache
+def tables(w: int, h: int) -> Tables:
+    return Tables(w, h)
+
+
+def bits(mask: int):
+    """The set bit indices of ``mask``, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class Position:
+    """A tiny mutable game for benchmarks, tests and the CLI fallback: lines, scores, mover."""
+
+    __slots__ = ("t", "drawn", "to_move", "scores")
+
+    def __init__(self, w: int, h: int, drawn: int = 0, to_move: int = 0) -> None:
+        self.t = tables(w, h)
+        self.drawn = drawn
+        self.to_move = to_move
+        self.scores = [0, 0]
+
+    def play(self, line: int) -> int:
+        if self.drawn >> line & 1:
+            raise ValueError(f"line {line} already drawn")
+        c = self.t.completes(self.drawn, line)
+        self.drawn |= 1 << line
+        if c:
+            self.scores[self.to_move] += c
+        else:
+            self.to_move ^= 1
+        return c
+
+    def legal(self) -> list[int]:
+        return bits(self.t.full & ~self.drawn)
+
+    def over(self) -> bool:
+        return self.drawn == self.t.full

@@ -1,0 +1,157 @@
+"""Exact values of the Dots-and-Boxes search against a plain minimax written here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine import analyse, load_game
+from engine.dots.search_board import bits, tables
+from engine.dots.search_core import Searcher, solve
+from engine.dots.search_tt import INF, PROVEN, TranspositionTable
+
+
+def brute(w: int, h: int, drawn: int) -> int:
+    """Plain memoised minimax over every legal line: no knowledge, no pruning."""
+    nl = (h + 1) * w + h * (w + 1)
+    full = (1 << nl) - 1
+    boxes = []
+    for r in range(h):
+        for c in range(w):
+            top = r * w + c
+            left = (h + 1) * w + r * (w + 1) + c
+            boxes.append((1 << top) | (1 << left) | (1 << (left + 1)) | (1 << ((r + 1) * w + c)))
+    memo: dict[int, int] = {}
+
+    def completes(d: int, line: int) -> int:
+        bit = 1 << line
+        return sum(1 for m in boxes if m & bit and (d | bit) & m == m)
+
+    def f(d: int) -> int:
+        if d == full:
+            return 0
+        v = memo.get(d)
+        if v is not None:
+            return v
+        best = -10 ** 9
+        free = full & ~d
+        for line in range(nl):
+            if free >> line & 1:
+                c = completes(d, line)
+                v = c + f(d | 1 << line) if c else -f(d | 1 << line)
+                best = max(best, v)
+        memo[d] = best
+        return best
+
+    return f(drawn)
+
+
+@pytest.mark.parametrize("w,h,expected", [(1, 1, -1), (2, 2, 2), (2, 3, -2), (3, 2, -2),
+                                          (3, 3, -3)])
+def test_spec_values_from_empty_board(w, h, expected):
+    game = load_game("dots-and-boxes", width=w, height=h)
+    a = analyse(game.new_state(), time_ms=None, multipv=1)
+    assert a.exact and a.bound == "exact"
+    assert a.value == expected
+
+
+@pytest.mark.parametrize("w,h", [(1, 1), (1, 2), (2, 1), (1, 3), (1, 4), (2, 2), (2, 3)])
+def test_empty_board_matches_brute_force(w, h):
+    v, _ = solve(tables(w, h), 0)
+    assert v == brute(w, h, 0)
+
+
+def _random_position(rng, w, h, free):
+    t = tables(w, h)
+    drawn = 0
+    for ln in rng.sample(range(t.nl), max(0, t.nl - free)):
+        drawn |= 1 << ln
+    return drawn
+
+
+def test_many_random_positions_match_brute_force():
+    rng = random.Random(20260521)
+    sizes = [(2, 2), (2, 3), (3, 2), (3, 3), (1, 4), (2, 4), (4, 2)]
+    for i in range(400):
+        w, h = rng.choice(sizes)
+        t = tables(w, h)
+        free = rng.randint(3, 13 if t.nb >= 8 else 12)
+        drawn = _random_position(rng, w, h, free)
+        v, _ = solve(t, drawn, symmetry=bool(i & 1))
+        assert v == brute(w, h, drawn), (w, h, bin(drawn))
+
+
+def test_positions_from_play_match_brute_force():
+    """Positions reached by plausible play (safe lines first), where chains form."""
+    rng = random.Random(7)
+    for _ in range(120):
+        w, h = rng.choice([(2, 3), (3, 3), (2, 4), (3, 4)])
+        t = tables(w, h)
+        drawn = 0
+        target = rng.randint(6, 13)
+        while (t.full & ~drawn).bit_count() > target:
+            vals = t.valences(drawn)
+            free = bits(t.full & ~drawn)
+            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+            drawn |= 1 << rng.choice(safe or free)
+        v, _ = solve(t, drawn)
+        assert v == brute(w, h, drawn), (w, h, bin(drawn))
+
+
+def test_every_move_value_of_analysis_is_exact_and_right():
+    game = load_game("dots-and-boxes", width=2, height=2)
+    state = game.new_state()
+    state.play((1, 1, 1))
+    state.play((2, 2, 2))
+    a = analyse(state, time_ms=None)
+    t = tables(2, 2)
+    assert len(a.moves) == len(state.legal_moves())
+    assert [m.value for m in a.moves] == sorted((m.value for m in a.moves), reverse=True)
+    for mv in a.moves:
+        assert mv.exact and mv.bound == "exact"
+        line = t.line_id(*mv.move)
+        c = t.completes(state.drawn, line)
+        child = brute(2, 2, state.drawn | 1 << line)
+        assert mv.value == (c + child if c else -child)
+    assert a.value == brute(2, 2, state.drawn)
+    assert a.best_move == a.moves[0].move
+    assert a.pv and a.pv[0] == a.best_move
+
+
+def test_capture_keeps_the_turn_and_values_add():
+    # 1x2 board with the left box capturable: taking it is +1 and the mover moves again
+    game = load_game("dots-and-boxes", width=2, height=1)
+    state = game.new_state()
+    for m in [(1, 1, 1), (1, 2, 1), (1, 1, 2)]:
+        state.play(m)
+    a = analyse(state, time_ms=None)
+    assert a.exact and a.value == brute(2, 1, state.drawn)
+
+
+def test_symmetric_positions_have_equal_values():
+    rng = random.Random(3)
+    t = tables(3, 3)
+    for _ in range(30):
+        drawn = _random_position(rng, 3, 3, rng.randint(6, 11))
+        v0, _ = solve(t, drawn, symmetry=False)
+        for s in range(len(t.syms)):
+            assert solve(t, t.permute(drawn, s), symmetry=False)[0] == v0
+
+
+def test_small_transposition_table_stays_bounded_and_correct():
+    tt = TranspositionTable(max_entries=500)
+    t = tables(2, 3)
+    s = Searcher(t, tt=tt)
+    assert s.search(0, -INF, INF, PROVEN) == -2
+    assert len(tt) <= 500
+    assert tt.evictions > 0
+
+
+def test_game_over_position():
+    game = load_game("dots-and-boxes", width=1, height=1)
+    state = game.new_state()
+    for m in state.legal_moves():
+        state.play(m)
+    a = analyse(state, time_ms=100)
+    assert a.best_move is None and a.exact and a.value == 0 and a.moves == []
