@@ -86,6 +86,37 @@ def components(t: Tables, drawn: int, vals: list[int]):
     return out
 
 
+def component_sizes(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], list[int]]:
+    """Just the lengths of the chains and of the loops (one flood fill, no line lists)."""
+    box_mask = t.box_mask
+    other = t.other
+    chains: list[int] = []
+    loops: list[int] = []
+    seen = 0
+    for b0 in range(t.nb):
+        if vals[b0] != 2 or seen >> b0 & 1:
+            continue
+        seen |= 1 << b0
+        stack = [b0]
+        n = 0
+        ends = 0
+        while stack:
+            b = stack.pop()
+            n += 1
+            free = box_mask[b] & ~drawn
+            while free:
+                low = free & -free
+                free ^= low
+                nb = other[low.bit_length() - 1][b]
+                if nb < 0 or vals[nb] != 2:
+                    ends += 1
+                elif not seen >> nb & 1:
+                    seen |= 1 << nb
+                    stack.append(nb)
+        (chains if ends else loops).append(n)
+    return chains, loops
+
+
 def loony_value(chains: tuple, loops: tuple) -> int:
     """``f(G)``: what the player NOT to move nets from independent chains and loops (sorted
     tuples of lengths) when the player to move must open one."""

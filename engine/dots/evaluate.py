@@ -14,16 +14,30 @@ face value and long chains ``length - 4``-style worth; the DP subsumes both.
 
 from __future__ import annotations
 
-from .chain_dp import components, loony_value_fast
+from .chain_dp import component_sizes, loony_value_fast
 from .search_board import Tables
+
+FILLS = 1
 
 
 def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
-    """Estimated future-box margin for the player to move (no box can be taken now)."""
+    """Estimated future-box margin for the player to move (no box can be taken now).
+
+    With ``FILLS`` > 1 the fill is repeated in other orders and the results averaged, so a
+    parity that depends on the order counts for less than one every order agrees on."""
+    if FILLS == 1:
+        return _evaluate(t, drawn, vals, t.fill_order)
+    total = 0
+    for i in range(FILLS):
+        total += _evaluate(t, drawn, vals, t.fill_orders[i])
+    return total // FILLS
+
+
+def _evaluate(t: Tables, drawn: int, vals: list[int], order) -> int:
     vals = vals[:]
     line_boxes = t.line_boxes
     k = 0
-    for ln in t.fill_order:
+    for ln in order:
         if drawn >> ln & 1:
             continue
         bs = line_boxes[ln]
@@ -33,10 +47,7 @@ def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
         k += 1
         for b in bs:
             vals[b] += 1
-    chains = []
-    loops = []
-    for is_loop, n, _lines, _ind in components(t, drawn, vals):
-        (loops if is_loop else chains).append(n)
+    chains, loops = component_sizes(t, drawn, vals)
     joints = 0
     for v in vals:
         if v <= 1:

@@ -53,11 +53,13 @@ def _sort_key(order_index):
 def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
-            solve_lines: int = SOLVE_LINES) -> Iterator[RootResult]:
+            solve_lines: int = SOLVE_LINES, solve: bool = False) -> Iterator[RootResult]:
     """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
     (full-window) values in every iteration (default 1: the others get upper bounds).
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
-    whose search was aborted mid-iteration can still use them."""
+    whose search was aborted mid-iteration can still use them. ``solve``: after two
+    iterations, search straight to the end whatever the size (used when there is no time
+    limit: deepening through heuristic leaves only slows a full proof down)."""
     k = max(1, multipv or 1)
     order = searcher.root_order(drawn)
     if not order:
@@ -72,7 +74,7 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             depth += 1
             # near the end a direct proof is far cheaper than deepening through heuristic
             # leaves: after two quick iterations (a move in hand), search to the end
-            direct = free <= solve_lines and depth > 2 and max_depth is None
+            direct = (free <= solve_lines or solve) and depth > 2 and max_depth is None
             sdepth = PROVEN if direct else depth
             if prev:
                 order = [r.line for r in sorted(prev.values(), key=_sort_key(index))]
@@ -163,9 +165,11 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      multipv: int | None = None,
                      on_progress: Callable[[Progress], None] | None = None,
                      tt: TranspositionTable | None = None, symmetry: bool = True,
-                     game: str = GAME_NAME, start: float | None = None) -> Analysis:
+                     game: str = GAME_NAME, start: float | None = None,
+                     solve: bool | None = None) -> Analysis:
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
-    ``time.perf_counter()`` the time limit counts from (default: now)."""
+    ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
+    proof from the third iteration on (default: when there is no limit at all)."""
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
@@ -187,8 +191,10 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     max_depth = limit.depth
     if max_depth is not None and max_depth < 1:
         max_depth = 1
+    if solve is None:
+        solve = limit.time_ms is None and limit.nodes is None and limit.depth is None
     for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
-                          partial=partial):
+                          partial=partial, solve=solve):
         last = result
         if result.kind == "depth" and on_progress is not None:
             best = sorted(result.moves.values(), key=_sort_key({}))[0]

@@ -21,7 +21,7 @@ class Tables:
     """
 
     __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
-                 "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order",
+                 "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
                  "line_box_mask")
 
     def __init__(self, w: int, h: int) -> None:
@@ -108,6 +108,14 @@ class Tables:
         self.chunks = tuple(chunks)
         # a fixed, spread-out order for the evaluation's greedy fill of safe lines
         self.fill_order = tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))
+        import random as _random
+        rng = _random.Random(nl)
+        orders = [self.fill_order]
+        for _ in range(4):
+            o = list(range(nl))
+            rng.shuffle(o)
+            orders.append(tuple(o))
+        self.fill_orders = tuple(orders)
 
     def permute(self, drawn: int, s: int) -> int:
         tabs = self.chunks[s]

@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import time
 
-from .chain_dp import components, loony_value
+from .chain_dp import component_sizes, components, loony_value
 from .evaluate import evaluate
 from .search_board import Tables, bits
 from .search_tt import INF, PROVEN, TranspositionTable
+
+# depths below this are iterative-deepening depths (heuristic leaves); proofs use PROVEN - k
+_HEURISTIC_DEPTHS = PROVEN // 2
 
 
 class Abort(Exception):
@@ -54,6 +57,9 @@ class Searcher:
         self.tt_hits = 0
         self.horizon = 0
         self.history = [0] * t.nl
+        # symmetric transpositions are worth their cost only away from the leaves
+        self.sym_min_free = 0
+        self.pruned = False
 
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
@@ -114,9 +120,13 @@ class Searcher:
                 return drawn, gained, taken_lines, decisions
 
     # ------------------------------------------------------------------ move generation
-    def gen_moves(self, drawn: int, vals: list[int]):
+    def gen_moves(self, drawn: int, vals: list[int], prune_long: bool = False):
         """Non-capturing candidate lines, ordered: safe lines (by history), then one line per
-        independent chain/loop and every line of other chains, smallest component first."""
+        independent chain/loop and every line of other chains, smallest component first.
+
+        ``prune_long`` (depth-limited search only): while safe lines remain, leave out
+        sacrifices of 3+ chains and of loops (almost never right, and they double the width);
+        ``self.pruned`` tells whether anything was left out (the result is then not proven)."""
         t = self.t
         free = t.full & ~drawn
         unsafe = 0
@@ -146,6 +156,10 @@ class Searcher:
             else:
                 for ln in lines:
                     sacs.append((n, ln))
+        if prune_long and safe:
+            n0 = len(sacs)
+            sacs = [x for x in sacs if x[0] <= 2]
+            self.pruned = len(sacs) != n0
         sacs.sort()
         seen = 0
         for _, ln in sacs:
@@ -176,7 +190,7 @@ class Searcher:
             return gained + rem
         if beta <= -rem:
             return gained - rem
-        if self.symmetry:
+        if self.symmetry and (t.full & ~drawn).bit_count() >= self.sym_min_free:
             key, s = t.canonical(drawn)
         else:
             key, s = drawn, 0
@@ -203,10 +217,7 @@ class Searcher:
                 moves.append(decisions[0][1])
         else:
             if 0 not in vals and 1 not in vals:
-                chains = []
-                loops = []
-                for is_loop, n, _l, _i in components(t, drawn, vals):
-                    (loops if is_loop else chains).append(n)
+                chains, loops = component_sizes(t, drawn, vals)
                 chains.sort()
                 loops.sort()
                 v = -loony_value(tuple(chains), tuple(loops))
@@ -215,7 +226,13 @@ class Searcher:
             if depth <= 0:
                 self.horizon += 1
                 return gained + evaluate(t, drawn, vals)
-            moves = self.gen_moves(drawn, vals)
+            if depth < _HEURISTIC_DEPTHS:
+                self.pruned = False
+                moves = self.gen_moves(drawn, vals, True)
+                if self.pruned:
+                    self.horizon += 1
+            else:
+                moves = self.gen_moves(drawn, vals)
         if ttmove >= 0 and ttmove in moves and moves[0] != ttmove:
             moves.remove(ttmove)
             moves.insert(0, ttmove)
@@ -278,7 +295,8 @@ class Searcher:
     def best_line(self, drawn: int) -> int:
         """The TT's move for a position (actual frame), or -1."""
         t = self.t
-        key, s = t.canonical(drawn) if self.symmetry else (drawn, 0)
+        sym = self.symmetry and (t.full & ~drawn).bit_count() >= self.sym_min_free
+        key, s = t.canonical(drawn) if sym else (drawn, 0)
         e = self.tt.table.get(key)
         if e is None or e[3] < 0:
             return -1
