@@ -17,7 +17,13 @@ from __future__ import annotations
 from .chain_dp import component_sizes, loony_value_fast
 from .search_board import Tables
 
-FILLS = 1
+FILLS = 3
+# Optional damping of the parity term while many safe lines are left: full weight with at most
+# PARITY_HORIZON - PARITY_RAMP safe lines left, none with PARITY_HORIZON or more. Off: in
+# 40-game runs against the greedy bot (5x5, 0.2 s/move) damping (24/20, 36/24) won 87-92%,
+# no damping 95-97.5%.
+PARITY_HORIZON = 1 << 30
+PARITY_RAMP = 1
 
 
 def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
@@ -59,4 +65,11 @@ def _evaluate(t: Tables, drawn: int, vals: list[int], order) -> int:
         else:
             chains.append(joints)
     f = loony_value_fast(chains, loops)
+    # the parity of the fill is a guess that firms up as the safe lines run out: with many
+    # left it is worth little (and must not pay for a real box sacrificed early on)
+    weight = PARITY_HORIZON - k
+    if weight <= 0:
+        return 0
+    if weight < PARITY_RAMP:
+        f = f * weight // PARITY_RAMP
     return f if k & 1 else -f
