@@ -2,9 +2,6 @@
 
 Layers, from the edge inwards: ``views`` (Flask blueprints, thin) -> ``games`` / ``analyses``
 (application services) -> ``recorder`` (the event store: in-memory or Redis) and RQ.
-The engine never imports anything from here.
+The engine never imports anything from here. The app factory is
+:func:`service.app.create_app`.
 """
-
-from .app import create_app
-
-__all__ = ["create_app"]

@@ -14,10 +14,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BOXFISH_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="BOXFISH_", extra="ignore", frozen=True,
+                                      populate_by_name=True)
 
     redis_url: str | None = Field(
         default=None, validation_alias=AliasChoices("REDIS_URL", "BOXFISH_REDIS_URL"))
+    #: Redis of the analysis job queue (RQ); default: the same as ``redis_url``. Jobs are
+    #: recomputable, so this Redis may fsync less often than the move store's.
+    queue_redis_url: str | None = None
     #: Prefix of every Redis key the store writes (lets several deployments share one Redis).
     key_prefix: str = "boxfish"
     #: Name of the RQ queue analysis jobs go to.
@@ -43,10 +47,15 @@ class Settings(BaseSettings):
     #: A started job whose worker has not refreshed its liveness key for this long is failed.
     job_liveness_s: float = Field(default=5.0, gt=0)
 
+    #: Run each analysis in a forked work horse (isolation) instead of in the worker process.
+    worker_fork: bool = False
+
     # Server-Sent Events.
     sse_keepalive_s: float = Field(default=15.0, gt=0)
-    #: Concurrent event streams per API process (each holds one server thread); beyond it, 503.
-    sse_max_streams: int = Field(default=64, ge=1)
+    #: Concurrent event streams per API process; beyond it, 503. Each open stream holds one
+    #: server thread, so keep it below the thread count (``boxfish serve`` sets it to three
+    #: quarters of ``--threads`` unless given).
+    sse_max_streams: int = Field(default=8, ge=1)
 
     #: In-process LRU of rebuilt game states, in entries.
     state_cache_size: int = Field(default=1024, ge=1)
@@ -55,3 +64,9 @@ class Settings(BaseSettings):
     data_dir: str = "./boxfish-data"
     redis_port: int = Field(default=0, ge=0, le=65535)
     appendfsync: Literal["always", "everysec", "no"] = "always"
+    #: AOF fsync policy of the embedded queue Redis (analysis jobs only).
+    queue_appendfsync: Literal["always", "everysec", "no"] = "everysec"
+
+    @property
+    def job_queue_url(self) -> str | None:
+        return self.queue_redis_url or self.redis_url

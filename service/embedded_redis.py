@@ -65,7 +65,7 @@ class EmbeddedRedis:
                 "--appendfsync", self.appendfsync, "--save", "", "--daemonize", "no",
                 "--logfile", self.log_file or "", "--loglevel", "warning"]
 
-    def start(self, timeout_s: float = 15.0) -> "EmbeddedRedis":
+    def start(self, timeout_s: float = 15.0) -> EmbeddedRedis:
         """Start the server and wait until it answers PING (``RuntimeError`` if it does not)."""
         os.makedirs(self.data_dir, exist_ok=True)
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
@@ -111,7 +111,7 @@ class EmbeddedRedis:
             proc.kill()
             proc.wait()
 
-    def __enter__(self) -> "EmbeddedRedis":
+    def __enter__(self) -> EmbeddedRedis:
         return self.start()
 
     def __exit__(self, *exc) -> None:

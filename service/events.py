@@ -38,7 +38,7 @@ class MoveEvent:
         }, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "MoveEvent":
+    def from_json(cls, text: str | bytes) -> MoveEvent:
         d = json.loads(text)
         return cls(serial=d["s"], move=tuple(d["m"]), player=d["p"], completed=d["c"],
                    scores=tuple(d["sc"]) if d["sc"] is not None else None, to_move=d["tm"],

@@ -9,7 +9,7 @@ records live in one Redis Cluster slot and the append script may touch them toge
 
 Analysis keys::
 
-    <prefix>:analysis:job:<request hash>   String: id of the RQ job for that request
+    <prefix>:analysis:job:<queue>:<request hash>   String: id of the RQ job for that request
     <prefix>:analysis:alive:<job id>       String with a short TTL, refreshed by the running job
 
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.

@@ -94,7 +94,7 @@ class Recorder(ABC):
         """Like ``read(game_id, after)`` but blocks up to ``timeout_s`` until there is at least
         one event; returns ``[]`` on timeout."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections)."""
 
 

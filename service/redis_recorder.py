@@ -15,8 +15,15 @@ import redis
 
 from .events import MoveEvent
 from .keys import KeySpace
-from .recorder import (Appended, GameMeta, GameNotFound, IdempotencyKeyReused, Recorder,
-                       SerialConflict, _check_event)
+from .recorder import (
+    Appended,
+    GameMeta,
+    GameNotFound,
+    IdempotencyKeyReused,
+    Recorder,
+    SerialConflict,
+    _check_event,
+)
 
 # KEYS: meta, log, idem. ARGV: serial, idempotency key ('' = none), fingerprint, event json,
 # status after the move.

@@ -60,5 +60,11 @@ class StateCache:
                 self.misses += 1
             return best, self._entries[(game_id, best)]
 
+    def latest(self, game_id: str) -> int | None:
+        """The greatest cached serial of ``game_id``, or None."""
+        with self._lock:
+            serials = self._serials.get(game_id)
+            return max(serials) if serials else None
+
     def __len__(self) -> int:
         return len(self._entries)

@@ -35,7 +35,8 @@ class DotsState(State):
     """A mutable Dots-and-Boxes position. See the module docstring for the two ways in."""
 
     __slots__ = ("game", "_geo", "_drawn", "_val", "_v2", "_v3", "_owner", "_scores",
-                 "_to_move", "_serial", "_stack", "_index", "_chains", "_phase", "_base")
+                 "_to_move", "_serial", "_stack", "_index", "_index_shared", "_chains", "_phase",
+                 "_base")
 
     def __init__(self, game) -> None:
         geo = game.geometry
@@ -53,6 +54,7 @@ class DotsState(State):
         # undo stack: (line, completed, player, phase before the move)
         self._stack: list[tuple[int, int, int, str]] = []
         self._index: dict[int, dict[int, dict[int, int]]] = {}
+        self._index_shared = False  # copy-on-write: set when a copy shares this index
         self._chains = ChainTracker(geo)
         self._phase = PHASE_START
 
@@ -192,6 +194,8 @@ class DotsState(State):
         self._stack.append((line, completed, player, phase))
         serial = self._serial = self._serial + 1
         x, y, o = geo.moves[line]
+        if self._index_shared:
+            self._unshare_index()
         ix = self._index.get(x)
         if ix is None:
             ix = self._index[x] = {}
@@ -235,6 +239,8 @@ class DotsState(State):
         self._chains.dirty |= geo.line_box_mask[line]
         self._serial -= 1
         x, y, o = geo.moves[line]
+        if self._index_shared:
+            self._unshare_index()
         ix = self._index[x]
         iy = ix[y]
         del iy[o]
@@ -246,6 +252,10 @@ class DotsState(State):
         self._to_move = player
         self._phase = phase
         return geo.moves[line]
+
+    def _unshare_index(self) -> None:
+        self._index = self.index()
+        self._index_shared = False
 
     def copy(self) -> DotsState:
         other = DotsState.__new__(DotsState)
@@ -261,7 +271,9 @@ class DotsState(State):
         other._serial = self._serial
         other._base = self._base
         other._stack = self._stack[:]
-        other._index = self.index()
+        # the nested index is shared until either side plays or undoes a move
+        other._index = self._index
+        other._index_shared = self._index_shared = True
         other._chains = self._chains.copy()
         other._phase = self._phase
         return other

@@ -11,9 +11,10 @@ Two levels, the same 12 patterns (rows, columns, diamonds) at each:
   product of its four blocks' values for each player, so patterns spoiled by the opponent or by
   a draw score 0 and a pattern one block from completion scores that block's potential.
 
-The score adds a small term for potentials summed over all blocks and one for the rule-16
-points of the blocks already won (what decides a full-board draw). It is an int from x's point
-of view, bounded by :data:`MAX_EVAL` in absolute value, far below the search's proven scores.
+The score adds each player's expected rule-16 points, the block values weighted by the block
+values above (what decides a full-board draw, and what is left to play for once the big-board
+patterns are spoiled). It is an int from x's point of view, bounded by :data:`MAX_EVAL` in
+absolute value, far below the search's proven scores.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ from .tables import BLOCK_VALUE, DRAWN, IS_WIN, O_WON, OPEN, PATTERNS, X_WON
 # Chance-like weight of a live pattern holding k = 0..3 of the player's marks.
 Q = (0.02, 0.08, 0.3, 0.85)
 W_BIG = 10_000  # per unit of big-board pattern product
-W_POT = 600  # per unit of block potential (won blocks count 1)
-W_PTS = 60  # per rule-16 point of the blocks won
-MAX_EVAL = W_BIG * 12 + W_POT * 16 + W_PTS * 68
+W_PTS = 2_500  # per expected rule-16 point (tuned by self-play: points decide most games)
+MAX_EVAL = W_BIG * 12 + W_PTS * 68
 
 # The 12 big-board patterns as 4-tuples of block numbers.
 BIG_PATTERNS = tuple(tuple(b for b in range(16) if p >> b & 1) for p in PATTERNS)
 
+_VALUES = tuple(float(v) for v in BLOCK_VALUE)
 # Rule-16 points of a mask of won blocks: PTS_LO[m & 255] + PTS_HI[m >> 8].
 PTS_LO = tuple(sum(BLOCK_VALUE[b] for b in range(8) if m >> b & 1) for m in range(256))
 PTS_HI = tuple(sum(BLOCK_VALUE[b + 8] for b in range(8) if m >> b & 1) for m in range(256))
 
 _POP = tuple(bin(m).count("1") for m in range(1 << 16))
 _INFO: dict[int, tuple[float, float, int, int]] = {}
+_INFO_MAX = 500_000  # the cache is emptied when it grows past this (bounded memory)
 
 
 def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
@@ -60,6 +62,8 @@ def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
                 threats |= p & ~mine
         res.append((1.0 - miss, threats))
     info = (res[0][0], res[1][0], res[0][1], res[1][1])
+    if len(_INFO) >= _INFO_MAX:
+        _INFO.clear()
     _INFO[key] = info
     return info
 
@@ -76,14 +80,16 @@ def block_values(status: int, mx: int, mo: int) -> tuple[float, float, int, int]
     return (0.0, 0.0, 0, 0)
 
 
-def evaluate(px, po, won_x: int, won_o: int) -> int:
-    """The score for x of block values ``px`` / ``po`` (16 floats each) and won-block masks."""
+def evaluate(px, po) -> int:
+    """The score for x of the block values ``px`` / ``po`` (16 floats each, see above)."""
     sx = so = 0.0
     for a, b, c, d in BIG_PATTERNS:
         sx += px[a] * px[b] * px[c] * px[d]
         so += po[a] * po[b] * po[c] * po[d]
-    pts = PTS_LO[won_x & 255] + PTS_HI[won_x >> 8] - PTS_LO[won_o & 255] - PTS_HI[won_o >> 8]
-    return int(W_BIG * (sx - so) + W_POT * (sum(px) - sum(po)) + W_PTS * pts)
+    e = 0.0
+    for v, x, o in zip(_VALUES, px, po, strict=True):
+        e += v * (x - o)
+    return int(W_BIG * (sx - so) + W_PTS * e)
 
 
 def evaluate_state(state) -> int:
@@ -93,7 +99,7 @@ def evaluate_state(state) -> int:
         vx, vo, _, _ = block_values(state._status[b], state._bits[0][b], state._bits[1][b])
         px.append(vx)
         po.append(vo)
-    return evaluate(px, po, state._won[0], state._won[1])
+    return evaluate(px, po)
 
 
 __all__ = ["block_info", "block_values", "evaluate", "evaluate_state", "MAX_EVAL", "IS_WIN"]

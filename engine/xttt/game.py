@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import IllegalMove
 from ..game import Game
@@ -18,6 +19,11 @@ class XtttGame(Game):
 
     def new_state(self) -> XtttState:
         return XtttState(self)
+
+    def from_board(self, board, to_move: int = 0, last_move=None,
+                   in_bonus: bool = False) -> XtttState:
+        """A position set up from a board; see :meth:`XtttState.from_board`."""
+        return XtttState.from_board(self, board, to_move, last_move, in_bonus)
 
     def params(self) -> dict[str, Any]:
         return {}

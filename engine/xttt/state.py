@@ -8,12 +8,23 @@ search uses (cells are ints ``row * 16 + col``, see :mod:`engine.xttt.tables`).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import IllegalMove
 from ..game import Played, State
-from .tables import (BLOCK_VALUE, CELL_BIT, CELL_BLOCK, CELL_LOCAL, DRAWN, FULL, IS_WIN,
-                     OPEN, STATUS_NAMES, WIN_POINTS, free_cells)
+from .tables import (
+    BLOCK_VALUE,
+    CELL_BIT,
+    CELL_BLOCK,
+    CELL_LOCAL,
+    DRAWN,
+    FULL,
+    IS_WIN,
+    OPEN,
+    STATUS_NAMES,
+    WIN_POINTS,
+    free_cells,
+)
 from .zobrist import BONUS_KEY, CELL_KEYS, SIDE_KEY, TARGET_KEYS, full_hash
 
 # Values of ``_over``: None while the game goes on, 0 / 1 for a pattern win by that player,
@@ -40,7 +51,7 @@ class XtttState(State):
     """A mutable position. ``to_move``: 0 = x (moves first), 1 = o."""
 
     __slots__ = ("game", "_bits", "_status", "_won", "_decided", "_to_move", "_bonus",
-                 "_last", "_hash", "_over", "_stack")
+                 "_last", "_hash", "_over", "_stack", "_base")
 
     def __init__(self, game) -> None:
         self.game = game
@@ -55,6 +66,72 @@ class XtttState(State):
         self._over = None
         # one (cell, player, bonus, last, hash, over) per move: everything undo needs
         self._stack: list[tuple] = []
+        self._base = 0  # marks already on the board when the state was set up (from_board)
+
+    @classmethod
+    def from_board(cls, game, board, to_move: int = 0, last_move=None,
+                   in_bonus: bool = False) -> XtttState:
+        """A position set up from ``board`` (16 strings of 16 chars ``.``, ``x``, ``o``).
+
+        Block statuses and the game's end follow from the marks (rules 10-12). ``last_move``
+        (a marked cell, or None for an open move) fixes the target block; ``in_bonus`` says
+        the next move is a bonus move, which needs ``last_move`` to have won its block for
+        ``to_move``. ``serial`` starts at the number of marks; ``history`` and ``undo`` only
+        cover the moves played after the setup. Raises ValueError for a malformed board or an
+        impossible position (both players holding a pattern in one block or on the big board).
+        """
+        if not isinstance(board, (list, tuple)) or len(board) != 16 or any(
+                not isinstance(row, str) or len(row) != 16 or set(row) - set(".xo")
+                for row in board):
+            raise ValueError("board must be 16 strings of 16 characters '.', 'x' or 'o'")
+        if type(to_move) is not int or to_move not in (0, 1):
+            raise ValueError(f"to_move must be 0 or 1, got {to_move!r}")
+        if type(in_bonus) is not bool:
+            raise ValueError(f"in_bonus must be a bool, got {in_bonus!r}")
+        st = cls(game)
+        for r, row in enumerate(board):
+            for c, ch in enumerate(row):
+                if ch != ".":
+                    i = r * 16 + c
+                    st._bits[0 if ch == "x" else 1][CELL_BLOCK[i]] |= CELL_BIT[i]
+        for b in range(16):
+            mx, mo = st._bits[0][b], st._bits[1][b]
+            if IS_WIN[mx] and IS_WIN[mo]:
+                raise ValueError(f"both players hold a pattern in block {divmod(b, 4)}")
+            if IS_WIN[mx] or IS_WIN[mo]:
+                p = 0 if IS_WIN[mx] else 1
+                st._status[b] = p + 1
+                st._won[p] |= 1 << b
+            elif mx | mo == FULL:
+                st._status[b] = DRAWN
+            if st._status[b] != OPEN:
+                st._decided |= 1 << b
+        if IS_WIN[st._won[0]] and IS_WIN[st._won[1]]:
+            raise ValueError("both players hold a pattern on the big board")
+        if IS_WIN[st._won[0]] or IS_WIN[st._won[1]]:
+            st._over = 0 if IS_WIN[st._won[0]] else 1
+        elif st._decided == FULL:
+            st._over = FULL_BOARD
+        if last_move is not None:
+            try:
+                r, c = coerce_move(last_move)
+            except IllegalMove as exc:
+                raise ValueError(f"bad last_move: {exc}") from None
+            st._last = r * 16 + c
+            b, bit = CELL_BLOCK[st._last], CELL_BIT[st._last]
+            if not (st._bits[0][b] | st._bits[1][b]) & bit:
+                raise ValueError(f"last_move {last_move!r} is an empty cell")
+        if in_bonus:
+            if st._over is not None or st._last < 0:
+                raise ValueError("in_bonus needs a last move and a game in progress")
+            b, bit = CELL_BLOCK[st._last], CELL_BIT[st._last]
+            if not st._bits[to_move][b] & bit or st._status[b] != to_move + 1:
+                raise ValueError("in_bonus needs last_move to have won its block for to_move")
+        st._to_move = to_move
+        st._bonus = in_bonus
+        st._hash = st.full_hash()
+        st._base = sum(bin(m).count("1") for m in st._bits[0] + st._bits[1])
+        return st
 
     # ----------------------------------------------------------------- fast path (search)
 
@@ -131,7 +208,7 @@ class XtttState(State):
 
     @property
     def serial(self) -> int:
-        return len(self._stack)
+        return self._base + len(self._stack)
 
     @property
     def to_move(self) -> int:
@@ -190,10 +267,10 @@ class XtttState(State):
     def undo(self) -> tuple[int, int]:
         """Take back the last move and return it; IndexError when nothing was played."""
         if not self._stack:
-            raise IndexError("undo with no move played")
+            raise IndexError("undo with no move played since the start or the setup")
         return divmod(self._undo_cell(), 16)
 
-    def copy(self) -> "XtttState":
+    def copy(self) -> XtttState:
         """An independent copy, undo stack included."""
         s = object.__new__(XtttState)
         s.game = self.game
@@ -207,6 +284,7 @@ class XtttState(State):
         s._hash = self._hash
         s._over = self._over
         s._stack = self._stack[:]
+        s._base = self._base
         return s
 
     def is_terminal(self) -> bool:
@@ -264,7 +342,7 @@ class XtttState(State):
         return rows
 
     def to_dict(self) -> dict:
-        """JSON-ready summary of the position (see the module docstring of the package)."""
+        """JSON-ready summary of the position (fields listed in :mod:`engine.xttt`)."""
         last = self.last_move
         return {
             "game": self.game.name,

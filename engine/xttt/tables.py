@@ -2,8 +2,8 @@
 
 Cells are numbered ``i = row * 16 + col`` (0..255). Blocks are numbered row-major
 ``b = (row // 4) * 4 + col // 4`` and a cell's local index inside its block is
-``l = (row % 4) * 4 + col % 4``. A 4x4 grid (the cells of a block, or the blocks of the big
-board) is a 16-bit mask with bit ``l`` for local index ``l``. By the correspondence rule the
+``loc = (row % 4) * 4 + col % 4``. A 4x4 grid (the cells of a block, or the blocks of the big
+board) is a 16-bit mask with bit ``loc`` for local index ``loc``. By the correspondence rule the
 target block of a move is the block numbered by the move's local index, so
 ``CELL_LOCAL[i]`` is both the local index of cell ``i`` and the block it sends the opponent to.
 
@@ -33,9 +33,6 @@ DIAMONDS = tuple(
 )
 PATTERNS: tuple[int, ...] = ROWS + COLS + DIAMONDS
 
-# PATTERNS_THROUGH[l]: the patterns that contain local index l.
-PATTERNS_THROUGH = tuple(tuple(p for p in PATTERNS if p >> l & 1) for l in range(16))
-
 
 def _build_is_win() -> bytearray:
     """IS_WIN[m] is 1 when the 16-bit mask m contains a full pattern."""
@@ -56,9 +53,9 @@ IS_WIN = _build_is_win()
 CELL_BLOCK = tuple((i >> 4 >> 2) * 4 + ((i & 15) >> 2) for i in range(256))
 CELL_LOCAL = tuple(((i >> 4) & 3) * 4 + (i & 3) for i in range(256))
 CELL_BIT = tuple(1 << CELL_LOCAL[i] for i in range(256))
-# BLOCK_CELLS[b][l]: the global cell at local index l of block b.
+# BLOCK_CELLS[b][loc]: the global cell at local index loc of block b.
 BLOCK_CELLS = tuple(
-    tuple(((b >> 2) * 4 + (l >> 2)) * 16 + (b & 3) * 4 + (l & 3) for l in range(16))
+    tuple(((b >> 2) * 4 + (loc >> 2)) * 16 + (b & 3) * 4 + (loc & 3) for loc in range(16))
     for b in range(16)
 )
 
@@ -78,10 +75,8 @@ def free_cells(block: int, occupied: int) -> tuple[int, ...]:
     cells = _FREE_CACHE.get(key)
     if cells is None:
         base = BLOCK_CELLS[block]
-        cells = tuple(base[l] for l in range(16) if not occupied >> l & 1)
+        cells = tuple(base[loc] for loc in range(16) if not occupied >> loc & 1)
+        if len(_FREE_CACHE) >= 1 << 19:  # bounded memory for long-running processes
+            _FREE_CACHE.clear()
         _FREE_CACHE[key] = cells
     return cells
-
-
-def popcount(m: int) -> int:
-    return bin(m).count("1")

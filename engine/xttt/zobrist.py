@@ -19,7 +19,7 @@ _rng = random.Random(0x58545454)  # fixed: hashes are reproducible across runs
 CELL_KEYS = tuple(tuple(_rng.getrandbits(64) for _ in range(256)) for _ in range(2))
 SIDE_KEY = _rng.getrandbits(64)  # XOR'd in when o is to move
 BONUS_KEY = _rng.getrandbits(64)  # XOR'd in when the next move is a bonus move
-# TARGET_KEYS[l] for a last mark at local index l; TARGET_KEYS[16] before the first move.
+# TARGET_KEYS[loc] for a last mark at local index loc; TARGET_KEYS[16] before the first move.
 TARGET_KEYS = tuple(_rng.getrandbits(64) for _ in range(17))
 
 
@@ -35,7 +35,7 @@ def full_hash(bits, to_move: int, in_bonus: bool, last_local: int) -> int:
         for b in range(16):
             m = bits[p][b]
             cells = BLOCK_CELLS[b]
-            for l in range(16):
-                if m >> l & 1:
-                    h ^= keys[cells[l]]
+            for loc in range(16):
+                if m >> loc & 1:
+                    h ^= keys[cells[loc]]
     return h

@@ -140,6 +140,13 @@ def test_copy_is_independent():
     c.play((2, 1, 1))
     assert s.serial == 1 and c.serial == 2 and c.index() != s.index()
     assert c.history == [(1, 1, 1), (2, 1, 1)] and s.history == [(1, 1, 1)]
+    d = s.copy()  # the index is shared copy-on-write: the original's moves must not leak
+    s.play((1, 3, 1))
+    s.undo()
+    s.undo()
+    assert d.index() == {1: {1: {1: 1}}} and s.index() == {}
+    d.undo()
+    assert c.index() == {1: {1: {1: 1}}, 2: {1: {1: 2}}}
 
 
 def test_seed_000_index_structure():

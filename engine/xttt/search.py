@@ -1,0 +1,479 @@
+"""Alpha-beta search for Extreme Tic-Tac-Toe.
+
+Negamax with principal-variation search, iterative deepening, a transposition table keyed by
+the Zobrist hash, move ordering (TT move, block-winning and blocking moves, penalties for
+sending the opponent to a block it can win or to an open move, killers, history) and a
+quiescence search over block-winning moves. A bonus move (rule 13) is searched at the same
+depth as the block-winning move that earned it, and with the same sign: the same player moves.
+
+Values are for the side to move, in evaluation units (:mod:`engine.xttt.evaluate`):
+
+* ``MATE - plies`` for a forced big-board pattern win (``-`` for a loss);
+* ``±(POINTS_WIN + 1000 * d)`` for a forced full-board ending won (lost) by ``d`` rule-16
+  points, ``0`` for one with equal points;
+* anything else is a heuristic estimate, ``abs(value) <= MAX_EVAL``.
+
+Every node records whether its value rests on a heuristic leaf; a root value that does not is
+*solved* (this is how a forced draw is proven). :meth:`Searcher.iterate` is a generator
+yielding one :class:`DepthResult` per completed depth; :func:`analyse` owns the time control.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..analysis import Analysis, MoveValue, Progress
+from .evaluate import _INFO, MAX_EVAL, PTS_HI, PTS_LO, block_info, block_values, evaluate
+from .state import FULL_BOARD, XtttState
+from .symmetry import move_classes
+from .tables import BLOCK_CELLS, CELL_BIT, CELL_BLOCK, CELL_LOCAL, DRAWN, O_WON, OPEN, X_WON
+
+MATE = 1_000_000
+MATE_BOUND = 900_000  # values beyond are pattern wins, distance-adjusted in the TT
+POINTS_WIN = 500_000
+PROVEN = 400_000  # |value| >= PROVEN is a proven win / loss
+INF = 10_000_000
+QDEPTH = 4  # plies of block-winning moves searched beyond the horizon
+EXACT, LOWER, UPPER = 0, 1, 2
+TT_MAX = 1_500_000  # entries; past it only depth >= 2 results are stored, past twice it, none
+_CHECK_EVERY = 256  # nodes between deadline checks
+# move-ordering scores (history scores stay far below these)
+_WINS, _BLOCKS, _KILLER, _SENDS, _OPENS = 1 << 40, 1 << 36, 1 << 35, 1 << 34, 1 << 33
+_PTS_UNIT = 1000
+_CLOSED = {X_WON: (1.0, 0.0, 0, 0), O_WON: (0.0, 1.0, 0, 0), DRAWN: (0.0, 0.0, 0, 0)}
+assert MAX_EVAL < PROVEN < POINTS_WIN - 68 * _PTS_UNIT
+
+
+class _Abort(Exception):
+    """The deadline or node budget was reached inside a search."""
+
+
+@dataclass(frozen=True, slots=True)
+class RootMove:
+    """One root move after a completed depth: ``bound`` is ``exact`` or ``upper``."""
+
+    cell: int
+    value: int
+    bound: str
+    solved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DepthResult:
+    """What one completed iteration found: root moves best first, and the search counters."""
+
+    depth: int
+    moves: tuple[RootMove, ...]
+    solved: bool
+    nodes: int
+    tt_hits: int
+
+    @property
+    def best(self) -> RootMove:
+        return self.moves[0]
+
+
+def proven_of(value: int, solved: bool) -> str | None:
+    """``"win"`` / ``"loss"`` / ``"draw"`` when ``value`` is a proven outcome, else None."""
+    if value >= PROVEN:
+        return "win"
+    if value <= -PROVEN:
+        return "loss"
+    if solved:
+        return "win" if value > 0 else "loss" if value < 0 else "draw"
+    return None
+
+
+class Searcher:
+    """Searches a private copy of a state. Not thread-safe; one per analysis."""
+
+    def __init__(self, state: XtttState, deadline: float | None = None,
+                 max_nodes: int | None = None, symmetry: bool = True) -> None:
+        self.st = state.copy()
+        self.symmetry = symmetry  # search one root move per class of symmetric moves
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self.tt_hits = 0
+        self.horizon = 0  # heuristic leaves seen (a subtree is solved if this did not move)
+        self.tt: dict[int, tuple] = {}
+        self.killers: list[list[int]] = [[-1, -1] for _ in range(512)]
+        self.history = [[0] * 256, [0] * 256]
+        self._next_check = _CHECK_EVERY if max_nodes is None else min(_CHECK_EVERY, max_nodes)
+        st = self.st
+        self.px = [0.0] * 16
+        self.po = [0.0] * 16
+        self.thr = [[0] * 16, [0] * 16]
+        self._saved: list[tuple] = []  # block values before each move of the current line
+        for b in range(16):
+            self._refresh(b)
+        st._stack = st._stack[-1:]  # the search never undoes past its root
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _refresh(self, b: int) -> None:
+        st = self.st
+        vx, vo, tx, to = block_values(st._status[b], st._bits[0][b], st._bits[1][b])
+        self.px[b] = vx
+        self.po[b] = vo
+        self.thr[0][b] = tx
+        self.thr[1][b] = to
+
+    def _do(self, i: int) -> None:
+        """Play cell ``i`` and update the block values of its block (saved for undo)."""
+        st = self.st
+        st._play_cell(i)
+        b = CELL_BLOCK[i]
+        px, po, t0, t1 = self.px, self.po, self.thr[0], self.thr[1]
+        self._saved.append((px[b], po[b], t0[b], t1[b]))
+        status = st._status[b]
+        if status == OPEN:
+            info = _INFO.get(st._bits[0][b] << 16 | st._bits[1][b])
+            if info is None:
+                info = block_info(st._bits[0][b], st._bits[1][b])
+            px[b], po[b], t0[b], t1[b] = info
+        else:
+            px[b], po[b], t0[b], t1[b] = _CLOSED[status]
+
+    def _undo(self) -> None:
+        b = CELL_BLOCK[self.st._undo_cell()]
+        self.px[b], self.po[b], self.thr[0][b], self.thr[1][b] = self._saved.pop()
+
+    def _check(self) -> None:
+        if self.max_nodes is not None and self.nodes >= self.max_nodes:
+            raise _Abort
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _Abort
+        nxt = self.nodes + _CHECK_EVERY
+        if self.max_nodes is not None:
+            nxt = min(nxt, self.max_nodes)
+        self._next_check = nxt
+
+    def _terminal(self, ply: int) -> int:
+        st = self.st
+        over = st._over
+        if over != FULL_BOARD:
+            return MATE - ply if over == st._to_move else ply - MATE
+        me = st._to_move
+        d = sum_points(st._won[me]) - sum_points(st._won[1 - me])
+        if d == 0:
+            return 0
+        return (POINTS_WIN if d > 0 else -POINTS_WIN) + _PTS_UNIT * d
+
+    def static(self) -> int:
+        """The heuristic value of the current position for the side to move."""
+        st = self.st
+        v = evaluate(self.px, self.po)
+        return v if st._to_move == 0 else -v
+
+    # ------------------------------------------------------------------ move ordering
+
+    def _ordered(self, moves: list[int], tt_move: int, ply: int) -> list[int]:
+        """``moves`` best first: TT move, block wins, blocks of the opponent's threats,
+        killers, then history; moves that send the opponent to a block it can win at once, or
+        hand it an open move, go last."""
+        st = self.st
+        p = st._to_move
+        mine = self.thr[p]
+        theirs = self.thr[1 - p]
+        status = st._status
+        hist = self.history[p]
+        k1, k2 = self.killers[ply]
+        scored = []
+        append = scored.append
+        for i in moves:
+            b = CELL_BLOCK[i]
+            bit = CELL_BIT[i]
+            if mine[b] & bit:
+                s = _WINS
+            else:
+                s = hist[i]
+                if theirs[b] & bit:
+                    s += _BLOCKS
+                if i == k1 or i == k2:
+                    s += _KILLER
+                t = CELL_LOCAL[i]
+                if status[t]:
+                    s -= _OPENS
+                elif theirs[t] and t != b:
+                    s -= _SENDS
+            append((s, i))
+        scored.sort(reverse=True)
+        out = [i for _, i in scored]
+        if tt_move >= 0 and tt_move != out[0] and tt_move in moves:
+            out.remove(tt_move)
+            out.insert(0, tt_move)
+        return out
+
+    def _winning_cells(self) -> list[int]:
+        """The legal cells that win a block for the side to move."""
+        st = self.st
+        thr = self.thr[st._to_move]
+        status = st._status
+        last = st._last
+        if last >= 0 and status[CELL_LOCAL[last]] == OPEN:
+            blocks = (CELL_LOCAL[last],)
+        else:
+            blocks = range(16)
+        out = []
+        for b in blocks:
+            m = thr[b]
+            if m and status[b] == OPEN:
+                cells = BLOCK_CELLS[b]
+                for loc in range(16):
+                    if m >> loc & 1:
+                        out.append(cells[loc])
+        return out
+
+    # ------------------------------------------------------------------ search
+
+    def _child(self, i: int, p: int, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """Value for player ``p`` of playing ``i`` (already played) with window (alpha, beta)."""
+        if self.st._to_move == p:  # bonus move: same player, same depth, same sign
+            return self._search(depth, alpha, beta, ply + 1)
+        return -self._search(depth - 1, -beta, -alpha, ply + 1)
+
+    def _qsearch(self, alpha: int, beta: int, ply: int, qdepth: int) -> int:
+        self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._check()
+        st = self.st
+        if st._over is not None:
+            return self._terminal(ply)
+        self.horizon += 1
+        best = self.static()
+        if best >= beta or qdepth <= 0:
+            return best
+        if best > alpha:
+            alpha = best
+        p = st._to_move
+        for i in self._winning_cells():
+            self._do(i)
+            if st._to_move == p:
+                v = self._qsearch(alpha, beta, ply + 1, qdepth - 1)
+            else:
+                v = -self._qsearch(-beta, -alpha, ply + 1, qdepth - 1)
+            self._undo()
+            if v > best:
+                best = v
+                if v > alpha:
+                    alpha = v
+                    if v >= beta:
+                        break
+        return best
+
+    def _search(self, depth: int, alpha: int, beta: int, ply: int) -> int:
+        if depth <= 0:
+            return self._qsearch(alpha, beta, ply, QDEPTH)
+        self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._check()
+        st = self.st
+        if st._over is not None:
+            return self._terminal(ply)
+        key = st._hash
+        entry = self.tt.get(key)
+        tt_move = -1
+        if entry is not None:
+            edepth, eflag, ev, tt_move, esolved = entry
+            if esolved or edepth >= depth:
+                if ev > MATE_BOUND:
+                    ev -= ply
+                elif ev < -MATE_BOUND:
+                    ev += ply
+                if eflag == EXACT or (eflag == LOWER and ev >= beta) or \
+                        (eflag == UPPER and ev <= alpha):
+                    self.tt_hits += 1
+                    if not esolved:
+                        self.horizon += 1
+                    return ev
+        h0 = self.horizon
+        alpha0 = alpha
+        p = st._to_move
+        best = -INF
+        best_move = -1
+        first = True
+        for i in self._ordered(st._moves(), tt_move, ply):
+            self._do(i)
+            if first:
+                v = self._child(i, p, depth, alpha, beta, ply)
+                first = False
+            else:
+                v = self._child(i, p, depth, alpha, alpha + 1, ply)
+                if alpha < v < beta:
+                    v = self._child(i, p, depth, v, beta, ply)
+            self._undo()
+            if v > best:
+                best = v
+                best_move = i
+                if v > alpha:
+                    alpha = v
+                    if v >= beta:
+                        self.history[p][i] += depth * depth
+                        ks = self.killers[ply]
+                        if ks[0] != i:
+                            ks[1] = ks[0]
+                            ks[0] = i
+                        break
+        flag = LOWER if best >= beta else UPPER if best <= alpha0 else EXACT
+        sv = best + ply if best > MATE_BOUND else best - ply if best < -MATE_BOUND else best
+        tt = self.tt
+        if len(tt) < TT_MAX or key in tt or (depth > 1 and len(tt) < 2 * TT_MAX):
+            tt[key] = (depth, flag, sv, best_move, self.horizon == h0)
+        return best
+
+    def _root(self, depth: int, order: list[int], want_exact: int,
+              classes: dict[int, list[int]]) -> DepthResult:
+        """Search the root moves ``order`` to ``depth``; the ``want_exact`` best get exact
+        values. Each searched move stands for its class of symmetric moves in ``classes``."""
+        st = self.st
+        p = st._to_move
+        h0 = self.horizon
+        results: list[RootMove] = []
+        exact_values: list[int] = []
+        for i in order:
+            hm = self.horizon
+            alpha = -INF if len(exact_values) < want_exact else exact_values[want_exact - 1]
+            self._do(i)
+            if alpha == -INF:
+                v = self._child(i, p, depth, -INF, INF, 0)
+            else:
+                v = self._child(i, p, depth, alpha, alpha + 1, 0)
+                if v > alpha:
+                    v = self._child(i, p, depth, alpha, INF, 0)
+            self._undo()
+            bound = "exact" if v > alpha else "upper"
+            if bound == "exact":
+                exact_values.append(v)
+                exact_values.sort(reverse=True)
+            solved = self.horizon == hm
+            results.extend(RootMove(j, v, bound, solved) for j in classes[i])
+        results.sort(key=lambda m: (m.value, m.bound == "exact"), reverse=True)
+        best = results[0]
+        self.tt[st._hash] = (depth, EXACT, best.value, best.cell, self.horizon == h0)
+        return DepthResult(depth, tuple(results), self.horizon == h0, self.nodes, self.tt_hits)
+
+    def iterate(self, max_depth: int | None = None, multipv: int | None = None):
+        """Yield a :class:`DepthResult` per completed depth 1, 2, ...
+
+        Stops after ``max_depth``, once the root is solved or a pattern win / loss is found,
+        or silently when the deadline or node budget is reached inside an iteration. The
+        state must not be terminal.
+        """
+        moves = self.st._moves()
+        if not moves:
+            raise ValueError("no legal moves: the game is over")
+        order = self._ordered(moves, -1, 0)
+        if self.symmetry:
+            classes = move_classes(self.st, order)
+            order = list(classes)
+        else:
+            classes = {i: [i] for i in order}
+        want = 1 if multipv is None else min(multipv, len(order))
+        limit = max_depth if max_depth is not None else 10_000
+        depth = 1
+        root_len = len(self.st._stack)
+        while depth <= limit:
+            try:
+                res = self._root(depth, order, want, classes)
+            except _Abort:
+                while len(self.st._stack) > root_len:  # unwind the interrupted line
+                    self._undo()
+                return
+            yield res
+            if res.solved or abs(res.best.value) > MATE_BOUND:
+                return
+            order = [m.cell for m in res.moves if m.cell in classes]
+            depth += 1
+
+    def pv(self, first: int, max_len: int = 64) -> list[int]:
+        """The principal variation from the root: ``first`` then the TT's best moves."""
+        line = []
+        st = self.st
+        cell = first
+        while cell >= 0 and len(line) < max_len and cell in st._moves():
+            line.append(cell)
+            st._play_cell(cell)
+            entry = self.tt.get(st._hash)
+            cell = entry[3] if entry is not None else -1
+        for _ in line:
+            st._undo_cell()
+        return line
+
+
+def sum_points(mask: int) -> int:
+    """Rule-16 points of a mask of won blocks."""
+    return PTS_LO[mask & 255] + PTS_HI[mask >> 8]
+
+
+def _move(cell: int) -> tuple[int, int]:
+    return divmod(cell, 16)
+
+
+def _move_value(m: RootMove, solved: bool) -> MoveValue:
+    proven = proven_of(m.value, m.solved) if m.bound == "exact" else None
+    if proven is not None:
+        return MoveValue(_move(m.cell), float(m.value), True, "exact")
+    return MoveValue(_move(m.cell), float(m.value), False,
+                     "upper" if m.bound == "upper" else "estimate")
+
+
+def analyse(state: XtttState, limit, multipv: int | None = None,
+            on_progress=None) -> Analysis:
+    """Search ``state`` within ``limit`` (an :class:`engine.analysis.Limit`).
+
+    ``limit.time_ms`` is a hard deadline: the search returns the result of the last completed
+    depth (at worst a legal move chosen by move ordering alone). Without a time limit it
+    honours ``depth`` / ``nodes``, and with neither it searches until the root is solved.
+    ``multipv=k`` returns the k best moves with exact values; otherwise every legal move is
+    listed, the best with its value and the others with upper bounds. ``on_progress`` gets a
+    :class:`Progress` after every completed depth. The caller's state is not changed.
+    """
+    t0 = time.monotonic()
+    if state.is_terminal():
+        value = Searcher(state)._terminal(0)
+        return Analysis(game=state.game.name, best_move=None, value=float(value), exact=True,
+                        bound="exact", proven=proven_of(value, True))
+    deadline = None
+    if limit.time_ms is not None:
+        # keep a small margin for the last node check and for building the answer
+        deadline = t0 + max(0.0, limit.time_ms / 1000.0 - 0.004)
+    searcher = Searcher(state, deadline, limit.nodes)
+    last: DepthResult | None = None
+    for res in searcher.iterate(limit.depth, multipv):
+        last = res
+        if on_progress is not None:
+            b = res.best
+            on_progress(Progress(res.depth, _move(b.cell), float(b.value),
+                                 proven_of(b.value, res.solved) is not None, res.nodes,
+                                 (time.monotonic() - t0) * 1000.0))
+    elapsed = time.monotonic() - t0
+    nodes = searcher.nodes
+    nps = int(nodes / elapsed) if elapsed > 0 else 0
+    if last is None:  # not even depth 1 finished: move ordering's choice, static value
+        cell = searcher._ordered(searcher.st._moves(), -1, 0)[0]
+        return Analysis(game=state.game.name, best_move=_move(cell),
+                        value=float(searcher.static()), exact=False, bound="estimate",
+                        pv=[_move(cell)], depth=0, nodes=nodes, nps=nps,
+                        time_ms=elapsed * 1000.0, tt_hits=searcher.tt_hits)
+    best = last.best
+    proven = proven_of(best.value, last.solved)
+    moves = [_move_value(m, last.solved) for m in last.moves]
+    if multipv is not None:
+        moves = moves[:multipv]
+    return Analysis(
+        game=state.game.name,
+        best_move=_move(best.cell),
+        value=float(best.value),
+        exact=proven is not None,
+        bound="exact" if proven is not None else "estimate",
+        pv=[_move(c) for c in searcher.pv(best.cell)],
+        depth=last.depth,
+        nodes=nodes,
+        nps=nps,
+        time_ms=elapsed * 1000.0,
+        tt_hits=searcher.tt_hits,
+        moves=moves,
+        proven=proven,
+    )

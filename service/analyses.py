@@ -1,0 +1,184 @@
+"""The analyses application service: turn an analysis request into an RQ job and report on it.
+
+A request is reduced to a canonical dict (game, params, position, limits); its SHA-256 names
+the job key ``<prefix>:analysis:job:<hash>``, which points at the RQ job for it. While that job
+is queued, started or finished (RQ keeps finished jobs for ``result_ttl_s``), an identical
+request joins it instead of enqueueing another; so finished results are cached by position.
+
+A started job whose worker died is detected by its liveness key (refreshed by the running job,
+see :mod:`workers.analysis`) and failed through RQ's own abandoned-job handling
+(``StartedJobRegistry.cleanup``), so it ends ``failed`` with an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from datetime import UTC, datetime
+
+import redis
+from rq import Queue
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.registry import StartedJobRegistry
+from rq.results import Result
+
+from .config import Settings
+from .keys import KeySpace
+from .problems import Problem
+
+JOB_FUNCTION = "workers.analysis.run_analysis"
+
+_STATUS = {
+    JobStatus.QUEUED: "queued", JobStatus.DEFERRED: "queued", JobStatus.SCHEDULED: "queued",
+    JobStatus.CREATED: "queued", JobStatus.STARTED: "started", JobStatus.FINISHED: "finished",
+    JobStatus.FAILED: "failed", JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed",
+}
+DONE = ("finished", "failed")
+
+
+def request_hash(request: dict) -> str:
+    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _error_text(job: Job) -> str:
+    """A one-line error for a failed job (the last line of the worker's traceback)."""
+    exc = None
+    try:
+        res = job.latest_result()
+        exc = res.exc_string if res is not None else None
+    except Exception:  # noqa: BLE001 - an unreadable result must not hide the failure
+        pass
+    exc = exc or job.exc_info or ""
+    if "AbandonedJobError" in exc:
+        return "the worker running this analysis died (AbandonedJobError)"
+    if "JobTimeoutException" in exc:
+        return "the analysis exceeded its job timeout (JobTimeoutException)"
+    if "Work-horse terminated unexpectedly" in exc or "waitpid returned" in exc:
+        return "the process running this analysis was killed (work horse terminated)"
+    lines = [ln for ln in exc.strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else "the analysis failed"
+
+
+class AnalysisService:
+    def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace) -> None:
+        self.redis = connection
+        self.settings = settings
+        self.keys = keys
+        self.queue = Queue(settings.queue_name, connection=connection)
+
+    # -- submitting ----------------------------------------------------------------------
+
+    def submit(self, request: dict) -> tuple[Job, str]:
+        """Enqueue ``request`` (canonical, validated) or join the identical job.
+
+        Returns ``(job, how)`` with how ``"new"`` or ``"joined"``. Raises a 503 Problem when the
+        queue is full.
+        """
+        h = request_hash(request)
+        job_key = self.keys.analysis_job(f"{self.queue.name}:{h}")
+        existing = self.redis.get(job_key)
+        if existing is not None:
+            job = self._fetch(existing.decode())
+            if job is not None:
+                status = self.status(job)
+                if status != "failed":
+                    return job, "joined"
+        queued = self.queue.count
+        if queued >= self.settings.max_queue_length:
+            raise Problem(503, "queue-full", "Analysis queue full",
+                          f"{queued} analyses are waiting; retry later",
+                          headers={"Retry-After": "5"}, queue_length=queued)
+        job_id = uuid.uuid4().hex
+        timeout_s = request["time_ms"] // 1000 + self.settings.job_timeout_margin_s
+        # The job key lives as long as the job can: in the queue, running, then its result.
+        ttl = timeout_s + self.settings.result_ttl_s + 3600
+        self.redis.set(job_key, job_id, ex=ttl)
+        job = self.queue.enqueue(
+            JOB_FUNCTION, request,
+            alive_key=self.keys.analysis_alive(job_id), alive_ttl_s=self.settings.job_liveness_s,
+            job_id=job_id, job_timeout=timeout_s, result_ttl=self.settings.result_ttl_s,
+            failure_ttl=self.settings.failure_ttl_s, ttl=timeout_s + 3600,
+            description=f"analyse {request['game']} {h[:12]}", meta={"request_hash": h})
+        return job, "new"
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _fetch(self, job_id: str) -> Job | None:
+        try:
+            return Job.fetch(job_id, connection=self.redis)
+        except NoSuchJobError:
+            return None
+
+    def get(self, job_id: str) -> Job:
+        job = self._fetch(job_id) if len(job_id) <= 64 else None
+        if job is None or job.origin != self.settings.queue_name:
+            raise Problem(404, "not-found", "Not found", f"no analysis {job_id!r}")
+        return job
+
+    def status(self, job: Job) -> str:
+        """The API status of ``job``; fails it first if its worker is gone."""
+        try:
+            status = _STATUS.get(job.get_status(refresh=True), "queued")
+        except Exception:  # noqa: BLE001 - the job hash expired under us
+            return "failed"
+        if status == "started" and self._abandoned(job):
+            self._fail_abandoned(job)
+            status = _STATUS.get(job.get_status(refresh=True), "failed")
+        return status
+
+    def _abandoned(self, job: Job) -> bool:
+        if self.redis.exists(self.keys.analysis_alive(job.id)):
+            return False
+        job.refresh()
+        started = job.started_at
+        if started is None:
+            return False
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=UTC)
+        age = (datetime.now(UTC) - started).total_seconds()
+        return age > self.settings.job_liveness_s
+
+    def _fail_abandoned(self, job: Job) -> None:
+        """Expire the job's entries in the started registry now and let RQ's cleanup move it
+        to the failed registry with ``AbandonedJobError``, exactly as RQ does on its own once
+        the worker's heartbeat runs out."""
+        registry = StartedJobRegistry(job.origin, connection=self.redis)
+        members = [e.composite_key for e in job.get_executions()]
+        if members:
+            self.redis.zadd(registry.key, {m: 0 for m in members}, xx=True)
+        registry.cleanup()
+
+    def wait(self, job: Job, seconds: float) -> str:
+        """Block up to ``seconds`` until ``job`` is finished or failed; returns its status."""
+        deadline = time.monotonic() + seconds
+        results_key = Result.get_key(job.id)
+        while True:
+            status = self.status(job)
+            remaining = deadline - time.monotonic()
+            if status in DONE or remaining <= 0:
+                return status
+            # RQ writes every outcome (success or failure) to the job's results stream.
+            block_ms = max(1, int(min(remaining, 1.0) * 1000))
+            self.redis.xread({results_key: "0-0"}, count=1, block=block_ms)
+
+    def view(self, job: Job, status: str | None = None) -> dict:
+        """The JSON of ``GET /v1/analyses/{id}``."""
+        status = status or self.status(job)
+        meta = job.get_meta(refresh=True)
+        view = {"id": job.id, "status": status, "progress": meta.get("progress"),
+                "result": None, "error": None}
+        if status == "finished":
+            view["result"] = job.return_value()
+        elif status == "failed":
+            view["error"] = _error_text(job)
+        request = job.args[0] if job.args else None
+        if isinstance(request, dict):
+            view["request"] = request
+        return view
+
+    def queue_length(self) -> int:
+        return self.queue.count

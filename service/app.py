@@ -1,0 +1,92 @@
+"""The Flask app factory."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+from flask import Flask
+
+from .analyses import AnalysisService
+from .config import Settings
+from .errors import register_error_handlers
+from .games import GameService
+from .keys import KeySpace
+from .metrics import Metrics
+from .recorder import Recorder
+from .redis_recorder import RedisRecorder
+from .state_cache import StateCache
+
+
+@dataclass
+class Services:
+    """Everything a view needs, built once per app (``app.extensions["boxfish"]``)."""
+
+    settings: Settings
+    redis: redis.Redis
+    queue_redis: redis.Redis
+    recorder: Recorder
+    games: GameService
+    analyses: AnalysisService
+    metrics: Metrics
+    sse_slots: threading.BoundedSemaphore
+
+
+def find_openapi() -> str | None:
+    """openapi.yaml shipped in the package (a link to the repository root's copy in a source
+    checkout), at the repository root, or in the working directory."""
+    for candidate in (Path(__file__).resolve().parent / "openapi.yaml",
+                      Path(__file__).resolve().parent.parent / "openapi.yaml",
+                      Path(os.getcwd()) / "openapi.yaml"):
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def create_app(settings: Settings | None = None, connection: redis.Redis | None = None,
+               recorder: Recorder | None = None,
+               queue_connection: redis.Redis | None = None) -> Flask:
+    """Build the app. ``connection`` (the move store's Redis) defaults to one from
+    ``settings.redis_url``; ``recorder`` defaults to the Redis recorder on it;
+    ``queue_connection`` (the job queue's Redis) to ``settings.queue_redis_url`` or, without
+    one, ``connection``."""
+    settings = settings or Settings()
+    if connection is None:
+        if not settings.redis_url:
+            raise ValueError("no Redis: set REDIS_URL (or run 'boxfish serve', which starts one)")
+        connection = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
+    if queue_connection is None:
+        queue_connection = (redis.Redis.from_url(settings.queue_redis_url,
+                                                 health_check_interval=30)
+                            if settings.queue_redis_url else connection)
+    keys = KeySpace(settings.key_prefix)
+    recorder = recorder or RedisRecorder(connection, keys)
+    metrics = Metrics()
+    services = Services(
+        settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,
+        games=GameService(recorder, StateCache(settings.state_cache_size)),
+        analyses=AnalysisService(queue_connection, settings, keys), metrics=metrics,
+        sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
+
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
+    app.config["BOXFISH_OPENAPI_PATH"] = find_openapi()
+    app.json.sort_keys = False
+    app.extensions["boxfish"] = services
+
+    from .views import analyses, games, moves, ops
+    for module in (games, moves, analyses, ops):
+        app.register_blueprint(module.bp)
+    register_error_handlers(app)
+    metrics.init_app(app)
+
+    def gauges():
+        return {"boxfish_analysis_queue_length": ("Analysis jobs waiting",
+                                                  services.analyses.queue_length()),
+                "boxfish_state_cache_entries": ("Game states in this process's cache",
+                                                len(services.games.cache))}
+    metrics.add_scrape_gauges(gauges)
+    return app

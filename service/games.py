@@ -1,0 +1,239 @@
+"""The games application service: create games, rebuild their state, append moves.
+
+Generic over the engine's Game protocol: a game is whatever ``engine.load_game(name, **params)``
+returns; moves are parsed with ``game.parse_move`` and shown with ``state.to_dict()``.
+
+Appending a move: idempotency key lookup -> serial check -> legality check by the engine
+against the state at the current serial -> the recorder's atomic compare-and-append, whose
+serial check guarantees that the state the move was checked against was still the current one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+
+import engine
+from engine import IllegalMove
+
+from .events import MoveEvent
+from .problems import Problem
+from .recorder import (
+    Appended,
+    GameMeta,
+    IdempotencyKeyReused,
+    Recorder,
+    SerialConflict,
+)
+from .state_cache import StateCache
+
+#: How often an append without an explicit serial is retried after losing a race.
+APPEND_RETRIES = 8
+
+
+def new_game_id() -> str:
+    return secrets.token_urlsafe(9)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def fingerprint(body: dict) -> str:
+    """A digest of a request body, independent of key order and whitespace."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def status_of(state) -> str:
+    return "finished" if state.is_terminal() else "in_progress"
+
+
+def game_view(game_id: str, game, state) -> dict:
+    """The JSON shown for a game: its id, parameters and ``state.to_dict()``."""
+    view = {"id": game_id, "game": game.name, **game.params(), **state.to_dict()}
+    view["serial"] = state.serial
+    view["status"] = status_of(state)
+    return view
+
+
+def move_event(state, played, now_ms: int) -> MoveEvent:
+    scores = getattr(state, "scores", None)
+    if scores is None:  # a game whose State has no scores property shows them in to_dict
+        scores = state.to_dict().get("scores")
+    return MoveEvent(serial=played.serial, move=tuple(played.move), player=played.player,
+                     completed=played.completed,
+                     scores=tuple(scores) if scores is not None else None,
+                     to_move=None if state.is_terminal() else state.to_move,
+                     status=status_of(state), at=now_ms)
+
+
+class GameService:
+    def __init__(self, recorder: Recorder, cache: StateCache) -> None:
+        self.recorder = recorder
+        self.cache = cache
+        self._lock = threading.Lock()
+        self._static: OrderedDict[str, GameMeta] = OrderedDict()
+
+    # -- games ---------------------------------------------------------------------------
+
+    def create(self, game) -> tuple[GameMeta, str]:
+        """Store a new game of ``game`` (an engine Game); returns its metadata and the secret
+        write token (only its SHA-256 is stored)."""
+        token = secrets.token_urlsafe(24)
+        while True:
+            meta = GameMeta(game_id=new_game_id(), game=game.name, params=game.params(),
+                            token_sha256=token_hash(token), created_at=int(time.time() * 1000))
+            try:
+                self.recorder.create_game(meta)
+                break
+            except ValueError:  # id collision; practically never
+                continue
+        self.cache.put(meta.game_id, 0, game.new_state())
+        self._remember(meta)
+        return meta, token
+
+    def meta(self, game_id: str) -> GameMeta:
+        """The game's metadata, read from the store (current serial and status)."""
+        meta = self.recorder.get_meta(game_id)
+        self._remember(meta)
+        return meta
+
+    def static_meta(self, game_id: str) -> GameMeta:
+        """The game's metadata as cached in this process: only the fields that never change
+        (game, params, token hash) are to be trusted, not ``serial`` or ``status``."""
+        with self._lock:
+            meta = self._static.get(game_id)
+            if meta is not None:
+                self._static.move_to_end(game_id)
+                return meta
+        return self.meta(game_id)
+
+    def _remember(self, meta: GameMeta) -> None:
+        with self._lock:
+            self._static[meta.game_id] = meta
+            self._static.move_to_end(meta.game_id)
+            while len(self._static) > self.cache.max_entries:
+                self._static.popitem(last=False)
+
+    @staticmethod
+    def game_of(meta: GameMeta):
+        return engine.load_game(meta.game, **meta.params)
+
+    def state_at(self, meta: GameMeta, serial: int | None = None):
+        """The (shared, do not mutate) state of the game after ``serial`` moves (default: the
+        serial in ``meta``); replays only the events after the nearest cached state. Raises
+        :class:`SerialConflict` if the log is shorter than ``serial``."""
+        serial = meta.serial if serial is None else serial
+        state = self.cache.get(meta.game_id, serial)
+        if state is not None:
+            return state
+        game = self.game_of(meta)
+        base = self.cache.nearest(meta.game_id, serial)
+        start, state = (base[0], base[1].copy()) if base else (0, game.new_state())
+        events = self.recorder.read(meta.game_id, after=start, upto=serial)
+        state = engine.replay(game, ((e.serial, e.move) for e in events), state=state)
+        if state.serial != serial:
+            self.cache.put(meta.game_id, state.serial, state)
+            raise SerialConflict(state.serial)
+        self.cache.put(meta.game_id, serial, state)
+        return state
+
+    # -- moves ---------------------------------------------------------------------------
+
+    @staticmethod
+    def authorize(meta: GameMeta, authorization: str | None) -> None:
+        if not authorization:
+            raise Problem(401, "unauthorized", "Missing write token",
+                          "send the game's write_token as 'Authorization: Bearer <token>'",
+                          headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Problem(401, "unauthorized", "Missing write token",
+                          "the Authorization header must be 'Bearer <write_token>'",
+                          headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
+        if not hmac.compare_digest(token_hash(token.strip()), meta.token_sha256):
+            raise Problem(403, "forbidden", "Wrong write token",
+                          "the token does not belong to this game")
+
+    def append(self, meta: GameMeta, raw_move, serial: int | None,
+               idempotency_key: str | None, body_fingerprint: str) -> Appended:
+        """Validate and append one move to the game of ``meta`` (its static fields are used).
+
+        One Redis round trip in the common case: the state at the expected serial - 1 comes
+        from the cache, and the append script checks that it is still the current one. The
+        expected serial is the client's ``serial`` or, without one, the newest serial this
+        process has seen (retried on conflict). Raises IllegalMove, SerialConflict,
+        IdempotencyKeyReused, GameNotFound.
+        """
+        game = self.game_of(meta)
+        game_id = meta.game_id
+        try:
+            move = game.parse_move(raw_move)
+            for _ in range(APPEND_RETRIES):
+                if serial is not None:
+                    expected = serial
+                else:
+                    latest = self.cache.latest(game_id)
+                    expected = (latest if latest is not None else self.meta(game_id).serial) + 1
+                try:
+                    state = self.state_at(meta, expected - 1).copy()
+                except SerialConflict as exc:  # the log is shorter than the client thinks
+                    raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
+                try:
+                    played = state.play(move)
+                except IllegalMove:
+                    if serial is not None:
+                        raise
+                    # Judged against this process's newest state; if the game has moved on
+                    # (another API process appended), judge again against the current one.
+                    current = self.recorder.get_meta(game_id).serial
+                    if current == expected - 1:
+                        raise
+                    self.state_at(meta, current)
+                    continue
+                event = move_event(state, played, int(time.time() * 1000))
+                try:
+                    appended = self.recorder.append(game_id, expected, event, idempotency_key,
+                                                    body_fingerprint)
+                except SerialConflict as exc:
+                    if serial is not None:
+                        raise
+                    # Another writer got there first: learn the current state and retry.
+                    self.state_at(meta, exc.current_serial)
+                    continue
+                if not appended.replayed:
+                    self.cache.put(game_id, event.serial, state)
+                return appended
+            raise SerialConflict(self.recorder.get_meta(game_id).serial)
+        except (IllegalMove, SerialConflict) as exc:
+            # A retry of an append that succeeded meets the move already drawn or the serial
+            # taken: answer from the idempotency record if there is one.
+            if idempotency_key is not None:
+                replay = self._replay_idempotent(game_id, idempotency_key, body_fingerprint)
+                if replay is not None:
+                    return replay
+            if isinstance(exc, IllegalMove) and serial is not None:
+                current = self.recorder.get_meta(game_id).serial
+                if serial != current + 1:  # the serial is wrong as well: that comes first
+                    raise SerialConflict(current) from exc
+            raise
+
+    def _replay_idempotent(self, game_id: str, key: str, body_fingerprint: str):
+        rec = self.recorder.lookup_idempotency(game_id, key)
+        if rec is None:
+            return None
+        fp, done = rec
+        if fp != body_fingerprint:
+            raise IdempotencyKeyReused(done)
+        event = self.recorder.read(game_id, after=done - 1, upto=done)[0]
+        return Appended(event, replayed=True)
+
+    def moves(self, meta: GameMeta, after: int = 0) -> list[MoveEvent]:
+        return self.recorder.read(meta.game_id, after=after)
+

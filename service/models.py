@@ -1,0 +1,78 @@
+"""Request bodies at the HTTP edge (pydantic): unknown fields are refused, ints are strict.
+
+The ``game`` field picks the game; each game's parameters have a model in
+:data:`GAME_PARAMS` (a game the engine knows but this table does not takes no parameters).
+Moves stay raw JSON here: ``Game.parse_move`` judges them, so a bad move gets the engine's
+``reason`` (``malformed`` / ``out_of_range``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class NoParams(Strict):
+    pass
+
+
+class DotsParams(Strict):
+    width: StrictInt = Field(ge=1, le=20)
+    height: StrictInt = Field(ge=1, le=20)
+
+
+#: Per-game parameter models. Board-size limits of the configuration are checked on top.
+GAME_PARAMS: dict[str, type[Strict]] = {
+    "dots-and-boxes": DotsParams,
+    "extreme-tictactoe": NoParams,
+}
+
+
+class GameChoice(BaseModel):
+    """Only the ``game`` field, read first to pick the full model."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    game: StrictStr
+
+
+class CreateGameFields(Strict):
+    game: StrictStr
+
+
+class AppendMove(Strict):
+    move: Any = Field(description="the move as a JSON list of ints; judged by the game")
+    serial: StrictInt | None = Field(default=None, ge=1)
+
+
+class AnalysisLimits(Strict):
+    time_ms: StrictInt | None = Field(default=None, ge=1)
+    multipv: StrictInt | None = Field(default=None, ge=1)
+
+
+class AnalysisFields(AnalysisLimits):
+    game: StrictStr
+    moves: list[Any] | None = None
+    lines: StrictStr | None = None
+    to_move: Literal[0, 1] | None = None
+    scores: list[StrictInt] | None = Field(default=None, min_length=2, max_length=2)
+
+
+class GameAnalysis(AnalysisLimits):
+    at: StrictInt | None = Field(default=None, ge=0)
+
+
+@cache
+def with_params(base: type[Strict], game: str) -> type[Strict]:
+    """``base``'s fields plus the parameters of ``game``, as one strict model."""
+    params = GAME_PARAMS.get(game, NoParams)
+    return create_model(f"{params.__name__}{base.__name__}", __base__=(base, params))
+
+
+def param_names(game: str) -> list[str]:
+    return list(GAME_PARAMS.get(game, NoParams).model_fields)

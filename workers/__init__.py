@@ -1,0 +1,1 @@
+"""RQ job functions and the worker process of Boxfish (``boxfish worker``)."""
