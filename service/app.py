@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
         sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
 
     app = Flask(__name__)
+    app.url_map.merge_slashes = False  # a doubled slash is a 404 problem, not an HTML redirect
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.config["BOXFISH_OPENAPI_PATH"] = find_openapi()
     app.json.sort_keys = False
