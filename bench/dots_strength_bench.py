@@ -100,7 +100,7 @@ def play_game(w, h, we_start: bool, opponent, time_ms: int, rng, tt_entries: int
         pos.play(line)
         actions.append(line)
     margin = pos.scores[us] - pos.scores[1 - us]
-    return margin, max(think) if think else 0.0
+    return margin, max(think) if think else 0.0, actions
 
 
 def main(argv=None) -> int:
@@ -125,7 +125,8 @@ def main(argv=None) -> int:
           flush=True)
     for g in range(args.games):
         we_start = g % 2 == 0
-        margin, slowest = play_game(w, h, we_start, opponent, args.time, rng, args.tt)
+        margin, slowest, actions = play_game(w, h, we_start, opponent, args.time, rng,
+                                             args.tt)
         worst = max(worst, slowest)
         margins.append(margin)
         if margin > 0:
@@ -137,6 +138,8 @@ def main(argv=None) -> int:
         print(f"game {g + 1:>3}  we {'start' if we_start else 'reply'}  margin {margin:+3d}  "
               f"W/D/L {wins}/{draws}/{losses}  slowest move {slowest * 1000:.0f} ms  "
               f"elapsed {time.time() - t_start:.0f}s", flush=True)
+        if margin < 0:  # the game, as OpenSpiel action ids, for a post-mortem
+            print(f"  lost game lines: {' '.join(map(str, actions))}", flush=True)
     n = len(margins)
     print()
     print("| opponent | games | wins | draws | losses | win % | avg margin |")
