@@ -129,21 +129,23 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
         return
 
 
-def _static_value(t: Tables, drawn: int, line: int) -> int:
-    """A no-search guess for a move that was never searched: boxes it takes, minus the size
-    of what it hands over."""
-    c = t.completes(drawn, line)
-    if c:
-        return c
+def _static_values(t: Tables, drawn: int, lines) -> dict[int, int]:
+    """No-search guesses for moves that were never searched: the boxes a move takes, minus
+    the size of what it hands over."""
     vals = t.valences(drawn)
-    give = sum(1 for b in t.line_boxes[line] if vals[b] == 2)
-    if not give:
-        return 0
-    size = 0
-    for _loop, n, lines, _ind in components(t, drawn, vals):
-        if line in lines:
-            size = max(size, n)
-    return -max(size, give)
+    size: dict[int, int] = {}
+    for _loop, n, comp_lines, _ind in components(t, drawn, vals):
+        for ln in comp_lines:
+            size[ln] = max(size.get(ln, 0), n)
+    out = {}
+    for ln in lines:
+        c = t.completes(drawn, ln)
+        if c:
+            out[ln] = c
+        else:
+            give = sum(1 for b in t.line_boxes[ln] if vals[b] == 2)
+            out[ln] = -max(size.get(ln, 0), give) if give else 0
+    return out
 
 
 def _drawn_of(state, t: Tables) -> int:
@@ -213,9 +215,11 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
         old = results.get(ln)
         if old is None or (r is not old and r.bound == "exact" and r.proven):
             results[ln] = r
-    for ln in legal:
-        if ln not in results:
-            results[ln] = MoveResult(ln, _static_value(t, drawn, ln), "estimate", False)
+    missing = [ln for ln in legal if ln not in results]
+    if missing:
+        guesses = _static_values(t, drawn, missing)
+        for ln in missing:
+            results[ln] = MoveResult(ln, guesses[ln], "estimate", False)
     ranked = sorted(results.values(), key=_sort_key({}))
     best = ranked[0]
     others_ok = all(r.proven and (r.bound in ("exact", "upper")) and r.value <= best.value

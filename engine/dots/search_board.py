@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from functools import cache
 
+# boards with more lines than this (10x10 and up) get no symmetry tables
+SYM_MAX_LINES = 200
+
 
 class Tables:
     """Per-size constants for the search.
@@ -82,6 +85,10 @@ class Tables:
         for p in syms:
             if p not in uniq:
                 uniq.append(p)
+        if nl > SYM_MAX_LINES:
+            # big boards: a time-bounded search meets almost no mirrored transposition, and the
+            # tables would cost more to build than they save
+            uniq = uniq[:1]
         self.syms = tuple(uniq)
         inv = []
         for p in self.syms:
@@ -92,20 +99,17 @@ class Tables:
         self.inv = tuple(inv)
         nchunks = self.nchunks = (nl + 7) // 8
         chunks = []
-        for p in self.syms:
+        for p in self.syms[1:]:
             tabs = []
             for c in range(nchunks):
-                tab = []
-                for byte in range(256):
-                    m = 0
-                    for bit in range(8):
-                        ln = c * 8 + bit
-                        if byte >> bit & 1 and ln < nl:
-                            m |= 1 << p[ln]
-                    tab.append(m)
+                single = [1 << p[c * 8 + bit] if c * 8 + bit < nl else 0 for bit in range(8)]
+                tab = [0] * 256
+                for byte in range(1, 256):
+                    low = byte & -byte
+                    tab[byte] = tab[byte ^ low] | single[low.bit_length() - 1]
                 tabs.append(tuple(tab))
             chunks.append(tuple(tabs))
-        self.chunks = tuple(chunks)
+        self.chunks = (None,) + tuple(chunks)  # no table for the identity
         # a fixed, spread-out order for the evaluation's greedy fill of safe lines
         self.fill_order = tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))
         import random as _random
@@ -118,6 +122,8 @@ class Tables:
         self.fill_orders = tuple(orders)
 
     def permute(self, drawn: int, s: int) -> int:
+        if s == 0:
+            return drawn
         tabs = self.chunks[s]
         m = 0
         c = 0
