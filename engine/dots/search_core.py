@@ -137,11 +137,12 @@ class Searcher:
         unsafe &= free
         safe = bits(free & ~unsafe)
         if len(safe) > 1:
-            # lines next to fuller boxes first (they settle the structure), then history
+            # lines next to fuller boxes first (they settle the structure), inner lines before
+            # border lines, then history (measured: about half the nodes of history alone)
             hist = self.history
             line_boxes = t.line_boxes
-            safe.sort(key=lambda ln: (sum(vals[b] for b in line_boxes[ln]), hist[ln]),
-                      reverse=True)
+            safe.sort(key=lambda ln: (sum(vals[b] for b in line_boxes[ln]),
+                                      len(line_boxes[ln]), hist[ln]), reverse=True)
         if not unsafe:
             return safe
         sacs = []
