@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python bench/xttt_bench.py speed [--time 16]        # nps and depth in 1 s / 16 s
     .venv/bin/python bench/xttt_bench.py random [--games 50 --time 0.1]
-    .venv/bin/python bench/xttt_bench.py fixed [--games 20 --time 1 --depth 2]
+    .venv/bin/python bench/xttt_bench.py fixed [--games 20 --time 1 --depth 2 --seed 1000]
 
 ``speed`` searches the opening and a few middle-game positions (reached by seeded engine
 self-play) and prints nodes per second and the depth completed within 1 s and within
@@ -99,7 +99,7 @@ def match(args, opponent_name: str, make_opponent, opening_moves: int) -> None:
     tally = {"pattern wins": 0, "points wins": 0, "ties": 0, "losses": 0}
     t0 = time.monotonic()
     for g in range(args.games):
-        rng = random.Random(1000 + g)
+        rng = random.Random(args.seed + g)
         side = g % 2  # the engine plays x in even games, o in odd ones
         players = [None, None]
         players[side] = _engine_player(args.time)
@@ -130,6 +130,7 @@ def main(argv=None) -> None:
     ap.add_argument("--games", type=int, default=None)
     ap.add_argument("--time", type=float, default=None, help="seconds per move (speed: budget)")
     ap.add_argument("--depth", type=int, default=2, help="depth of the fixed-depth opponent")
+    ap.add_argument("--seed", type=int, default=1000, help="game g uses random seed SEED + g")
     args = ap.parse_args(argv)
     if args.mode == "speed":
         args.time = args.time or 16.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-BOUNDS = ("exact", "lower", "upper")
+BOUNDS = ("exact", "lower", "upper", "estimate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +64,9 @@ class Analysis:
     ``value``: for Dots and Boxes the future boxes of the side to move minus the opponent's
     (see the spec); for Extreme Tic-Tac-Toe a heuristic score for the side to move, with
     ``proven`` set to ``"win"``, ``"loss"`` or ``"draw"`` when the search proved the outcome.
-    ``exact`` is true when the value is proven; otherwise ``bound`` says whether the true value
-    is at least (``lower``) or at most (``upper``) the reported one, or only an estimate
-    (``exact`` false with bound ``"exact"`` never happens: estimates report ``"lower"`` or
-    ``"upper"`` from the last aspiration window, or ``"estimate"``).
+    ``exact`` is true when the value is proven. ``bound`` is ``"exact"`` then; otherwise
+    ``"lower"`` or ``"upper"`` when the search established that the true value is at least or at
+    most the reported one, or ``"estimate"`` for a heuristic value from the search horizon.
     ``moves``: every legal move (or the ``multipv`` best) with its own value, best first.
     """
 
