@@ -25,7 +25,7 @@ class Tables:
 
     __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
                  "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
-                 "line_box_mask")
+                 "line_box_mask", "cbits", "ctabs", "nimg")
 
     def __init__(self, w: int, h: int) -> None:
         self.w, self.h = w, h
@@ -110,6 +110,27 @@ class Tables:
                 tabs.append(tuple(tab))
             chunks.append(tuple(tabs))
         self.chunks = (None,) + tuple(chunks)  # no table for the identity
+        # all the non-identity images at once: ctabs[c][piece] is the images of chunk c's
+        # bits (value ``piece``) packed side by side, image s - 1 in bits [(s-1)*nl, s*nl)
+        nimg = self.nimg = len(self.syms) - 1
+        cb = self.cbits = 12 if nl <= 36 else 16
+        ctabs = []
+        if nimg and nl <= 64:
+            for c in range((nl + cb - 1) // cb):
+                single = []
+                for bit in range(cb):
+                    ln = c * cb + bit
+                    m = 0
+                    if ln < nl:
+                        for s in range(1, nimg + 1):
+                            m |= 1 << (self.syms[s][ln] + (s - 1) * nl)
+                    single.append(m)
+                tab = [0] * (1 << cb)
+                for piece in range(1, 1 << cb):
+                    low = piece & -piece
+                    tab[piece] = tab[piece ^ low] | single[low.bit_length() - 1]
+                ctabs.append(tuple(tab))
+        self.ctabs = tuple(ctabs)
         # a fixed, spread-out order for the evaluation's greedy fill of safe lines
         self.fill_order = tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))
         import random as _random
@@ -135,6 +156,26 @@ class Tables:
 
     def canonical(self, drawn: int) -> tuple[int, int]:
         """(smallest image of ``drawn`` under the board's symmetries, index of that symmetry)."""
+        ctabs = self.ctabs
+        if ctabs:
+            cb = self.cbits
+            mask = (1 << cb) - 1
+            packed = 0
+            d = drawn
+            for tab in ctabs:
+                packed |= tab[d & mask]
+                d >>= cb
+            nl = self.nl
+            full = self.full
+            best = drawn
+            bs = 0
+            for s in range(1, self.nimg + 1):
+                m = packed & full
+                if m < best:
+                    best = m
+                    bs = s
+                packed >>= nl
+            return best, bs
         best = drawn
         bs = 0
         chunks = self.chunks

@@ -60,6 +60,8 @@ class Searcher:
         # symmetric transpositions are worth their cost only away from the leaves
         self.sym_min_free = 0
         self.pruned = False
+        # enhanced transposition cutoffs at nodes with this many undrawn lines or more
+        self.etc_min_free = 12
 
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
@@ -172,7 +174,7 @@ class Searcher:
     # ------------------------------------------------------------------ negamax
     def search(self, drawn: int, alpha: int, beta: int, depth: int) -> int:
         self.nodes += 1
-        if not self.nodes & 7:
+        if not self.nodes & 15:
             self._check()
         t = self.t
         vals = [(drawn & m).bit_count() for m in t.box_mask]
@@ -191,10 +193,29 @@ class Searcher:
             return gained + rem
         if beta <= -rem:
             return gained - rem
+        key = drawn
+        s = 0
         if self.symmetry and (t.full & ~drawn).bit_count() >= self.sym_min_free:
-            key, s = t.canonical(drawn)
-        else:
-            key, s = drawn, 0
+            ctabs = t.ctabs
+            if ctabs:
+                # inlined ``t.canonical``: every image at once from the packed tables
+                cb = t.cbits
+                cmask = (1 << cb) - 1
+                packed = 0
+                d = drawn
+                for tab in ctabs:
+                    packed |= tab[d & cmask]
+                    d >>= cb
+                nl = t.nl
+                full = t.full
+                for i in range(1, t.nimg + 1):
+                    m = packed & full
+                    if m < key:
+                        key = m
+                        s = i
+                    packed >>= nl
+            else:
+                key, s = t.canonical(drawn)
         tt = self.tt
         e = tt.table.get(key)
         ttmove = -1
@@ -234,6 +255,31 @@ class Searcher:
                     self.horizon += 1
             else:
                 moves = self.gen_moves(drawn, vals)
+        if not decisions and (t.full & ~drawn).bit_count() >= self.etc_min_free:
+            # enhanced transposition cutoff: a safe line whose position is already known to
+            # refute the window ends the node without a search (worth its cost high up only)
+            table = tt.table
+            line_boxes = t.line_boxes
+            cdepth = depth - 1
+            sym = self.symmetry
+            for ln in moves:
+                ok = True
+                for b in line_boxes[ln]:
+                    if vals[b] >= 2:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                child = drawn | (1 << ln)
+                ck = t.canonical(child)[0] if sym else child
+                ce = table.get(ck)
+                if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
+                    v = -ce[2]
+                    if ce[0] < PROVEN:
+                        self.horizon += 1
+                    cm = t.syms[s][ln] if s else ln
+                    tt.store(key, PROVEN if ce[0] >= PROVEN else depth, v, INF, cm)
+                    return gained + v
         if ttmove >= 0 and ttmove in moves and moves[0] != ttmove:
             moves.remove(ttmove)
             moves.insert(0, ttmove)

@@ -341,6 +341,23 @@ class XtttState(State):
             rows.append("".join(chars))
         return rows
 
+    @property
+    def scores(self) -> tuple[int, int]:
+        """Blocks won so far by x and by o."""
+        return (self._won[0].bit_count(), self._won[1].bit_count())
+
+    def to_ascii(self) -> str:
+        """The big board as text, blocks separated by spaces and blank lines; the last mark
+        in upper case."""
+        last = self.last_move
+        lines = []
+        for r, row in enumerate(self.board()):
+            if r and r % 4 == 0:
+                lines.append("")
+            chars = [ch.upper() if last == (r, c) else ch for c, ch in enumerate(row)]
+            lines.append(" ".join("".join(chars[i:i + 4]) for i in range(0, 16, 4)))
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
         """JSON-ready summary of the position (fields listed in :mod:`engine.xttt`)."""
         last = self.last_move
@@ -356,7 +373,7 @@ class XtttState(State):
             "in_bonus": self._bonus,
             "last_move": list(last) if last is not None else None,
             "legal_moves": [list(m) for m in self.legal_moves()],
-            "scores": [bin(self._won[0]).count("1"), bin(self._won[1]).count("1")],
+            "scores": list(self.scores),
         }
 
     def __repr__(self) -> str:

@@ -435,3 +435,14 @@ def test_copy_is_independent():
     c.play((4, 4))
     assert s.serial == 1 and c.serial == 2 and s.to_dict()["board"][4][4] == "."
     assert c.undo() == (4, 4) and snapshot(c) == snapshot(s)
+
+
+def test_scores_and_ascii_board():
+    from engine import load_game
+
+    s = load_game("extreme-tictactoe").new_state()
+    s.play((0, 0))
+    s.play((1, 1))
+    text = s.to_ascii().splitlines()
+    assert len(text) == 19 and text[0].startswith("x...") and text[1].startswith(".O..")
+    assert s.scores == (0, 0) and s.to_dict()["scores"] == [0, 0]
