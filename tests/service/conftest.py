@@ -24,6 +24,7 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from werkzeug.wrappers import Request
 
+from service import supervisor
 from service.app import create_app
 from service.config import Settings
 from service.embedded_redis import EmbeddedRedis, free_port
@@ -181,13 +182,8 @@ def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=20.
 
 
 def stop_process(proc: subprocess.Popen, timeout_s=10.0) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """SIGTERM, then SIGKILL after ``timeout_s`` (the supervisor's own helper)."""
+    supervisor.stop(proc, timeout_s)
 
 
 @pytest.fixture(scope="session")
