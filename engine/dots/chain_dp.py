@@ -220,3 +220,83 @@ def loony_endgame_value(t: Tables, drawn: int, vals: list[int]) -> int | None:
             return None
         (loops if is_loop else chains).append(n)
     return -loony_value(tuple(sorted(chains)), tuple(sorted(loops)))
+
+
+def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, int]]:
+    """The sacrifices worth trying, as ``(size key, line)``: one line per chain or loop.
+
+    Any line of a loop (key: length + 1); the middle line of a 2-chain (which cannot be
+    declined); an end line of any other chain. Every line of a chain lets the taker choose
+    between the same outcomes (take all; decline the last two, which the opener then takes)
+    whether its ends meet the border or joints (boxes of valence 0/1), so one stands for
+    all, except for a 3+ chain whose two ends meet the same joint (it may become capturable
+    on the way): there every line is listed. Isolated chains (both ends on the border) and
+    loops of equal kind and length are the same game: one of each is listed."""
+    box_mask = t.box_mask
+    other = t.other
+    seen = 0
+    out = []
+    classes = set()
+    for b0 in range(t.nb):
+        if vals[b0] != 2 or seen >> b0 & 1:
+            continue
+        seen |= 1 << b0
+        free = box_mask[b0] & ~drawn
+        la = free & -free
+        lb = (free ^ la).bit_length() - 1
+        la = la.bit_length() - 1
+        n = 1
+        loop = False
+        steps_a = 0
+        end_a = end_b = -1
+        line_a = -1
+        for first in (la, lb):
+            cur = b0
+            ln = first
+            while True:
+                nb = other[ln][cur]
+                if nb < 0 or vals[nb] != 2:
+                    if first == la:
+                        end_a = nb
+                        line_a = ln
+                    else:
+                        end_b = nb
+                    break
+                if nb == b0:
+                    loop = True
+                    break
+                seen |= 1 << nb
+                n += 1
+                if first == la:
+                    steps_a += 1
+                ln = (box_mask[nb] & ~drawn & ~(1 << ln)).bit_length() - 1
+                cur = nb
+            if loop:
+                break
+        if loop or (end_a < 0 and end_b < 0):
+            # an isolated loop or chain (both ends on the border): one of each kind and
+            # length is enough, the others are the same game
+            cls = -n if loop else n
+            if cls in classes:
+                continue
+            classes.add(cls)
+        if loop:
+            out.append((n + 1, la))
+        elif n == 2:
+            out.append((2, la if steps_a == 1 else lb))
+        elif n >= 3 and end_a >= 0 and end_a == end_b:
+            _loop, _n, lines, _ind = _component_of(t, drawn, vals, b0)
+            for ln in lines:
+                out.append((n, ln))
+        else:
+            out.append((n, line_a))
+    return out
+
+
+def _component_of(t: Tables, drawn: int, vals: list[int], b0: int):
+    for comp in components(t, drawn, vals):
+        _loop, _n, lines, _ind = comp
+        for ln in lines:
+            if b0 in t.line_boxes[ln]:
+                return comp
+    raise ValueError("box not in a component")  # pragma: no cover

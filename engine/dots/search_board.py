@@ -113,7 +113,8 @@ class Tables:
         # all the non-identity images at once: ctabs[c][piece] is the images of chunk c's
         # bits (value ``piece``) packed side by side, image s - 1 in bits [(s-1)*nl, s*nl)
         nimg = self.nimg = len(self.syms) - 1
-        cb = self.cbits = 12 if nl <= 36 else 16
+        # (bigger boards: small chunks, so that building the tables costs next to nothing)
+        cb = self.cbits = 12 if nl <= 36 else 8
         ctabs = []
         if nimg and nl <= 64:
             for c in range((nl + cb - 1) // cb):

@@ -17,8 +17,12 @@ What makes it fast and still exact:
   boxes while moving elsewhere is dominated and never tried.
 * Exact loony endgames: when no box can be taken and every box left has valence 2, the value
   comes from the chain DP (``chain_dp``) instead of search.
-* Equivalent sacrifices: one line per independent chain or loop (the middle line of a 2-chain,
-  which cannot be declined).
+* Equivalent sacrifices: one line per chain or loop (the middle line of a 2-chain, which
+  cannot be declined; any line of a longer chain, also one that ends at a joint, as every line
+  leaves the taker the same two choices), and one chain or loop per kind and length among the
+  isolated ones (both ends on the border).
+* Enhanced transposition cutoffs: before searching, the safe lines' positions are looked up
+  in the TT; one already known to refute the window ends the node.
 * Transposition table keyed by drawn lines modulo the board's symmetries; move ordering: TT
   move, safe lines by history score, then sacrifices smallest first.
 * Iterative deepening with a heuristic at the horizon (``evaluate``); a node's result is
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import time
 
-from .chain_dp import component_sizes, components, loony_value
+from .chain_dp import component_sizes, components, loony_value, sacrifice_lines
 from .evaluate import evaluate
 from .search_board import Tables, bits
 from .search_tt import INF, PROVEN, TranspositionTable
@@ -61,7 +65,7 @@ class Searcher:
         self.sym_min_free = 0
         self.pruned = False
         # enhanced transposition cutoffs at nodes with this many undrawn lines or more
-        self.etc_min_free = 12
+        self.etc_min_free = 0
 
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
@@ -123,8 +127,9 @@ class Searcher:
 
     # ------------------------------------------------------------------ move generation
     def gen_moves(self, drawn: int, vals: list[int], prune_long: bool = False):
-        """Non-capturing candidate lines, ordered: safe lines (by history), then one line per
-        independent chain/loop and every line of other chains, smallest component first.
+        """Non-capturing candidate lines, ordered: safe lines (by history), then the
+        sacrifices of ``chain_dp.sacrifice_lines`` (one line per chain or loop, one chain or
+        loop per kind and length among the isolated ones), smallest component first.
 
         ``prune_long`` (depth-limited search only): while safe lines remain, leave out
         sacrifices of 3+ chains and of loops (almost never right, and they double the width);
@@ -138,27 +143,21 @@ class Searcher:
                 unsafe |= box_mask[b]
         unsafe &= free
         safe = bits(free & ~unsafe)
+        line_boxes = t.line_boxes
         if len(safe) > 1:
             # lines next to fuller boxes first (they settle the structure), inner lines before
             # border lines, then history (measured: about half the nodes of history alone)
             hist = self.history
-            line_boxes = t.line_boxes
-            safe.sort(key=lambda ln: (sum(vals[b] for b in line_boxes[ln]),
-                                      len(line_boxes[ln]), hist[ln]), reverse=True)
+
+            def key(ln):
+                lb = line_boxes[ln]
+                if len(lb) == 2:
+                    return (vals[lb[0]] + vals[lb[1]], 1, hist[ln])
+                return (vals[lb[0]], 0, hist[ln])
+            safe.sort(key=key, reverse=True)
         if not unsafe:
             return safe
-        sacs = []
-        for is_loop, n, lines, ind in components(t, drawn, vals):
-            if ind:
-                if is_loop:
-                    sacs.append((n + 1, lines[0]))
-                elif n == 2:
-                    sacs.append((n, lines[1]))
-                else:
-                    sacs.append((n, lines[0]))
-            else:
-                for ln in lines:
-                    sacs.append((n, ln))
+        sacs = sacrifice_lines(t, drawn, vals)
         if prune_long and safe:
             n0 = len(sacs)
             sacs = [x for x in sacs if x[0] <= 2]
@@ -262,6 +261,12 @@ class Searcher:
             line_boxes = t.line_boxes
             cdepth = depth - 1
             sym = self.symmetry
+            ctabs = t.ctabs if sym else ()
+            cb = t.cbits
+            cmask = (1 << cb) - 1
+            nl = t.nl
+            full = t.full
+            nimg = t.nimg
             for ln in moves:
                 ok = True
                 for b in line_boxes[ln]:
@@ -269,9 +274,24 @@ class Searcher:
                         ok = False
                         break
                 if not ok:
-                    continue
+                    break  # the safe lines come first
                 child = drawn | (1 << ln)
-                ck = t.canonical(child)[0] if sym else child
+                if ctabs:
+                    packed = 0
+                    d = child
+                    for tab in ctabs:
+                        packed |= tab[d & cmask]
+                        d >>= cb
+                    ck = child
+                    for _ in range(nimg):
+                        m = packed & full
+                        if m < ck:
+                            ck = m
+                        packed >>= nl
+                elif sym:
+                    ck = t.canonical(child)[0]
+                else:
+                    ck = child
                 ce = table.get(ck)
                 if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                     v = -ce[2]
@@ -317,7 +337,11 @@ class Searcher:
                     alpha = v
                     if v >= beta:
                         if not c:
-                            self.history[ln] += depth * depth + 1
+                            if depth >= _HEURISTIC_DEPTHS:
+                                # in a proof the depth says nothing: weigh by the lines left
+                                self.history[ln] += 1 << (t.full & ~drawn).bit_count()
+                            else:
+                                self.history[ln] += depth * depth + 1
                         break
         proven = self.horizon == h0
         if best <= alpha0:

@@ -155,3 +155,119 @@ def test_game_over_position():
         state.play(m)
     a = analyse(state, time_ms=100)
     assert a.best_move is None and a.exact and a.value == 0 and a.moves == []
+
+
+def test_sacrifices_of_chains_at_joints_match_brute_force():
+    """Loony-ish positions where chains end at joints (valence 0/1 boxes): the search opens
+    one line per such chain (any line of a 3+ chain, the middle of a 2-chain), which must
+    not change a value."""
+    rng = random.Random(4242)
+    checked = 0
+    for _ in range(400):
+        if checked >= 40:
+            break
+        w, h = rng.choice([(3, 3), (2, 4), (4, 2), (2, 3)])
+        t = tables(w, h)
+        drawn = 0
+        while True:
+            vals = t.valences(drawn)
+            free = bits(t.full & ~drawn)
+            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+            if not safe:
+                break
+            drawn |= 1 << rng.choice(safe)
+        vals = t.valences(drawn)
+        if not any(v <= 1 for v in vals) or (t.full & ~drawn).bit_count() > 14:
+            continue
+        checked += 1
+        v, _ = solve(t, drawn, symmetry=bool(checked & 1))
+        assert v == brute(w, h, drawn), (w, h, bin(drawn))
+    assert checked >= 20
+
+
+def test_canonical_tables_match_permutations():
+    rng = random.Random(99)
+    for w, h in [(1, 1), (2, 2), (3, 3), (2, 5), (3, 4), (4, 4), (5, 5)]:
+        t = tables(w, h)
+        for _ in range(300):
+            d = rng.getrandbits(t.nl)
+            best, bs = d, 0
+            for s in range(1, len(t.syms)):
+                m = t.permute(d, s)
+                if m < best:
+                    best, bs = m, s
+            assert t.canonical(d) == (best, bs)
+
+
+def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
+    """The claim behind opening one line per chain that ends at a joint: every line of a
+    1-chain or of a 3+ chain (ends at distinct boxes or the border) is worth the same to the
+    opener, and the middle of a 2-chain is worth at least as much as its ends."""
+    from engine.dots.chain_dp import components
+    rng = random.Random(515)
+    checked = 0
+    for _ in range(300):
+        if checked >= 25:
+            break
+        w, h = rng.choice([(3, 3), (2, 4), (4, 2)])
+        t = tables(w, h)
+        drawn = 0
+        while True:
+            vals = t.valences(drawn)
+            free = bits(t.full & ~drawn)
+            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+            if len(safe) <= rng.randint(0, 2):
+                break
+            drawn |= 1 << rng.choice(safe)
+        if (t.full & ~drawn).bit_count() > 13:
+            continue
+        vals = t.valences(drawn)
+        for _loop, n, lines, ind in components(t, drawn, vals):
+            if ind:
+                continue
+            ja = [b for b in t.line_boxes[lines[0]] if vals[b] != 2]
+            jb = [b for b in t.line_boxes[lines[-1]] if vals[b] != 2]
+            if n >= 3 and ja and ja == jb:
+                continue
+            worth = [-brute(w, h, drawn | 1 << ln) for ln in lines]
+            if n == 2:
+                assert worth[1] >= max(worth), (w, h, bin(drawn), worth)
+            else:
+                assert len(set(worth)) == 1, (w, h, bin(drawn), lines, worth)
+            checked += 1
+    assert checked >= 10
+
+
+def test_isolated_chains_and_loops_of_one_length_are_worth_the_same():
+    """The search opens one isolated chain (both ends on the border) or loop per kind and
+    length: opening any of them must be worth the same."""
+    from engine.dots.chain_dp import components
+    rng = random.Random(616)
+    checked = 0
+    for _ in range(600):
+        if checked >= 12:
+            break
+        w, h = rng.choice([(3, 3), (2, 4), (4, 2), (2, 5)])
+        t = tables(w, h)
+        drawn = 0
+        while True:
+            vals = t.valences(drawn)
+            free = bits(t.full & ~drawn)
+            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+            if len(safe) <= rng.randint(0, 2):
+                break
+            drawn |= 1 << rng.choice(safe)
+        if (t.full & ~drawn).bit_count() > 13:
+            continue
+        vals = t.valences(drawn)
+        groups: dict = {}
+        for loop, n, lines, ind in components(t, drawn, vals):
+            if ind:
+                groups.setdefault((loop, n), []).append(lines[1] if n == 2 and not loop
+                                                       else lines[0])
+        for lines in groups.values():
+            if len(lines) > 1:
+                worth = {-brute(w, h, drawn | 1 << ln) for ln in lines}
+                assert len(worth) == 1, (w, h, bin(drawn), lines, worth)
+                checked += 1
+    assert checked >= 5
