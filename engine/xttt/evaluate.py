@@ -80,8 +80,11 @@ def block_values(status: int, mx: int, mo: int) -> tuple[float, float, int, int]
     return (0.0, 0.0, 0, 0)
 
 
-def evaluate(px, po) -> int:
-    """The score for x of the block values ``px`` / ``po`` (16 floats each, see above)."""
+def evaluate_loop(px, po) -> int:
+    """The score for x of the block values ``px`` / ``po`` (16 floats each, see above).
+
+    The plain definition; :func:`evaluate` is the same arithmetic unrolled (equal results).
+    """
     sx = so = 0.0
     for a, b, c, d in BIG_PATTERNS:
         sx += px[a] * px[b] * px[c] * px[d]
@@ -90,6 +93,27 @@ def evaluate(px, po) -> int:
     for v, x, o in zip(_VALUES, px, po, strict=True):
         e += v * (x - o)
     return int(W_BIG * (sx - so) + W_PTS * e)
+
+
+def _unrolled_source() -> str:
+    """Source of :func:`evaluate`: :func:`evaluate_loop` with the loops written out, the same
+    operations in the same order (so the same floats), about 1.7 times faster."""
+    xs = ", ".join(f"x{b}" for b in range(16))
+    os_ = ", ".join(f"o{b}" for b in range(16))
+    lines = ["def evaluate(px, po):", f"    {xs} = px", f"    {os_} = po"]
+    for name in "xo":
+        terms = [f"{name}{a} * {name}{b} * {name}{c} * {name}{d}" for a, b, c, d in BIG_PATTERNS]
+        lines.append(f"    s{name} = 0.0 + " + " + ".join(terms))
+    terms = [f"{_VALUES[b]!r} * (x{b} - o{b})" for b in range(16)]
+    lines.append("    e = 0.0 + " + " + ".join(terms))
+    lines.append(f"    return int({W_BIG} * (sx - so) + {W_PTS} * e)")
+    return "\n".join(lines) + "\n"
+
+
+_ns: dict = {}
+exec(compile(_unrolled_source(), "<xttt evaluate>", "exec"), _ns)  # noqa: S102
+evaluate = _ns["evaluate"]
+evaluate.__doc__ = evaluate_loop.__doc__.split("\n")[0]
 
 
 def evaluate_state(state) -> int:

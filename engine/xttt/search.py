@@ -24,10 +24,22 @@ import time
 from dataclasses import dataclass
 
 from ..analysis import Analysis, MoveValue, Progress
+from .endgame import points_static
 from .evaluate import _INFO, MAX_EVAL, PTS_HI, PTS_LO, block_info, block_values, evaluate
 from .state import FULL_BOARD, XtttState
 from .symmetry import move_classes
-from .tables import BLOCK_CELLS, CELL_BIT, CELL_BLOCK, CELL_LOCAL, DRAWN, O_WON, OPEN, X_WON
+from .tables import (
+    BLOCK_CELLS,
+    CELL_BIT,
+    CELL_BLOCK,
+    CELL_LOCAL,
+    DRAWN,
+    FULL,
+    IS_WIN,
+    O_WON,
+    OPEN,
+    X_WON,
+)
 
 MATE = 1_000_000
 MATE_BOUND = 900_000  # values beyond are pattern wins, distance-adjusted in the TT
@@ -106,6 +118,9 @@ class Searcher:
         self.po = [0.0] * 16
         self.thr = [[0] * 16, [0] * 16]
         self._saved: list[tuple] = []  # block values before each move of the current line
+        # (depth, cell, value) of the best root move of the unfinished depth when it beat the
+        # exact value of that depth's first move (the previous best), else None
+        self.partial: tuple[int, int, int] | None = None
         for b in range(16):
             self._refresh(b)
         st._stack = st._stack[-1:]  # the search never undoes past its root
@@ -162,10 +177,15 @@ class Searcher:
         return (POINTS_WIN if d > 0 else -POINTS_WIN) + _PTS_UNIT * d
 
     def static(self) -> int:
-        """The heuristic value of the current position for the side to move."""
+        """The heuristic value of the current position for the side to move (expected
+        points, see :mod:`engine.xttt.endgame`, once no big-board pattern is possible)."""
         st = self.st
-        v = evaluate(self.px, self.po)
-        return v if st._to_move == 0 else -v
+        won = st._won
+        dec = st._decided
+        if IS_WIN[FULL & ~(dec & ~won[0])] or IS_WIN[FULL & ~(dec & ~won[1])]:
+            v = evaluate(self.px, self.po)
+            return v if st._to_move == 0 else -v
+        return points_static(st, self.px, self.po, self.thr)
 
     # ------------------------------------------------------------------ move ordering
 
@@ -332,6 +352,8 @@ class Searcher:
         h0 = self.horizon
         results: list[RootMove] = []
         exact_values: list[int] = []
+        self.partial = None
+        first_value = None
         for i in order:
             hm = self.horizon
             alpha = -INF if len(exact_values) < want_exact else exact_values[want_exact - 1]
@@ -347,8 +369,13 @@ class Searcher:
             if bound == "exact":
                 exact_values.append(v)
                 exact_values.sort(reverse=True)
+                if first_value is None:
+                    first_value = v
+                elif v > first_value and (self.partial is None or v > self.partial[2]):
+                    self.partial = (depth, i, v)
             solved = self.horizon == hm
             results.extend(RootMove(j, v, bound, solved) for j in classes[i])
+        self.partial = None
         results.sort(key=lambda m: (m.value, m.bound == "exact"), reverse=True)
         best = results[0]
         self.tt[st._hash] = (depth, EXACT, best.value, best.cell, self.horizon == h0)
@@ -460,6 +487,17 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     best = last.best
     proven = proven_of(best.value, last.solved)
     moves = [_move_value(m, last.solved) for m in last.moves]
+    part = searcher.partial
+    if part is not None and multipv is None and part[0] == last.depth + 1:
+        # The deadline hit depth + 1 after a move had beaten that depth's first move (the
+        # previous best) with an exact value: play it, reported first with that value.
+        # Only a win is proven by one move; a loss would need every move searched.
+        _, cell, v = part
+        best = RootMove(cell, v, "exact", False)
+        proven = "win" if v >= PROVEN else None
+        first = MoveValue(_move(cell), float(v), proven is not None,
+                          "exact" if proven is not None else "estimate")
+        moves = [first] + [m for m in moves if m.move != _move(cell)]
     if multipv is not None:
         moves = moves[:multipv]
     return Analysis(

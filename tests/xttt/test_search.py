@@ -240,3 +240,27 @@ def test_root_symmetry_gives_the_same_values_as_searching_every_move(moves):
     assert {m.cell: m.value for m in with_sym.moves} == {m.cell: m.value for m in without.moves}
     if not moves:
         assert len(move_classes(s, s._moves())) == 36
+
+
+# ----------------------------------------------------------------- unfinished last depth
+
+@pytest.mark.parametrize("seed, plies, nodes", [(0, 30, 2000), (0, 50, 5000), (1, 10, 5000),
+                                                (2, 30, 5000)])
+def test_a_move_that_beat_the_previous_best_in_the_unfinished_depth_is_played(seed, plies,
+                                                                              nodes):
+    from engine.xttt.search import Searcher
+    s = _random_position(seed, plies)
+    sr = Searcher(s, max_nodes=nodes)
+    results = list(sr.iterate())
+    last = results[-1]
+    part = sr.partial
+    if part is None or part[0] != last.depth + 1:
+        pytest.skip("the budget did not end inside a depth after a new best move")
+    depth, cell_, value = part
+    # another move than the previous best, searched first at that depth, beat its exact value
+    assert depth == last.depth + 1 and cell_ != last.best.cell
+    a = engine.analyse(s, time_ms=None, nodes=nodes)
+    assert a.best_move == divmod(cell_, 16) and a.value == value and a.depth == last.depth
+    assert a.moves[0].move == a.best_move and a.moves[0].value == a.value
+    assert sorted(m.move for m in a.moves) == s.legal_moves()
+    assert a.proven in (None, "win") and a.best_move in s.legal_moves()
