@@ -2,13 +2,15 @@
 
 A position in the search is one int: bit ``i`` set = line (OpenSpiel action id) ``i`` drawn.
 Box valences are recomputed from it with ``int.bit_count`` (cheap for the sizes we search).
-Line ids and box ids are the spec's (see ``engine/dots/geometry.py``), but this module does not
-import the game so the search can be used and tested on its own.
+Line ids and box ids are the spec's; the basic tables come from ``engine/dots/geometry.py``
+(which imports nothing of the game), so the search can still be used and tested on its own.
 """
 
 from __future__ import annotations
 
 from functools import cache
+
+from .geometry import geometry
 
 # boards with more lines than this (10x10 and up) get no symmetry tables
 SYM_MAX_LINES = 200
@@ -34,23 +36,12 @@ class Tables:
         nl = self.nl = nh + h * (w + 1)
         self.nb = w * h
         self.full = (1 << nl) - 1
-        moves = [(c + 1, r + 1, 1) for r in range(h + 1) for c in range(w)]
-        moves += [(c + 1, r + 1, 2) for r in range(h) for c in range(w + 1)]
-        self.moves = tuple(moves)
-        box_lines = []
-        for r in range(h):
-            for c in range(w):
-                top = r * w + c
-                left = nh + r * (w + 1) + c
-                box_lines.append((top, left, left + 1, (r + 1) * w + c))
-        self.box_lines = tuple(box_lines)
-        self.box_mask = tuple(sum(1 << ln for ln in bl) for bl in box_lines)
-        adj: list[list[int]] = [[] for _ in range(nl)]
-        for b, bl in enumerate(box_lines):
-            for ln in bl:
-                adj[ln].append(b)
-        self.line_boxes = tuple(tuple(a) for a in adj)
-        self.line_box_mask = tuple(sum(1 << b for b in a) for a in adj)
+        geo = geometry(w, h)  # the spec's line and box ids, built once per size
+        self.moves = moves = geo.moves
+        self.box_lines = geo.box_lines
+        self.box_mask = geo.box_mask
+        self.line_boxes = adj = geo.line_boxes
+        self.line_box_mask = geo.line_box_mask
         other = []
         for a in adj:
             d = {}
