@@ -82,6 +82,23 @@ def test_many_random_positions_match_brute_force():
         assert v == brute(w, h, drawn), (w, h, bin(drawn))
 
 
+def _safe_lines(t, drawn):
+    """(undrawn lines, the undrawn lines that bring no box to valence 3)."""
+    vals = t.valences(drawn)
+    free = bits(t.full & ~drawn)
+    return free, [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+
+
+def _draw_safe_lines(rng, t, stop):
+    """From the empty board, draw random safe lines until ``stop(safe_lines)`` says so."""
+    drawn = 0
+    while True:
+        _free, safe = _safe_lines(t, drawn)
+        if stop(safe):
+            return drawn
+        drawn |= 1 << rng.choice(safe)
+
+
 def test_positions_from_play_match_brute_force():
     """Positions reached by plausible play (safe lines first), where chains form."""
     rng = random.Random(7)
@@ -91,9 +108,7 @@ def test_positions_from_play_match_brute_force():
         drawn = 0
         target = rng.randint(6, 13)
         while (t.full & ~drawn).bit_count() > target:
-            vals = t.valences(drawn)
-            free = bits(t.full & ~drawn)
-            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
+            free, safe = _safe_lines(t, drawn)
             drawn |= 1 << rng.choice(safe or free)
         v, _ = solve(t, drawn)
         assert v == brute(w, h, drawn), (w, h, bin(drawn))
@@ -168,14 +183,7 @@ def test_sacrifices_of_chains_at_joints_match_brute_force():
             break
         w, h = rng.choice([(3, 3), (2, 4), (4, 2), (2, 3)])
         t = tables(w, h)
-        drawn = 0
-        while True:
-            vals = t.valences(drawn)
-            free = bits(t.full & ~drawn)
-            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
-            if not safe:
-                break
-            drawn |= 1 << rng.choice(safe)
+        drawn = _draw_safe_lines(rng, t, lambda safe: not safe)
         vals = t.valences(drawn)
         if not any(v <= 1 for v in vals) or (t.full & ~drawn).bit_count() > 14:
             continue
@@ -211,14 +219,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
             break
         w, h = rng.choice([(3, 3), (2, 4), (4, 2)])
         t = tables(w, h)
-        drawn = 0
-        while True:
-            vals = t.valences(drawn)
-            free = bits(t.full & ~drawn)
-            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
-            if len(safe) <= rng.randint(0, 2):
-                break
-            drawn |= 1 << rng.choice(safe)
+        drawn = _draw_safe_lines(rng, t, lambda safe: len(safe) <= rng.randint(0, 2))
         if (t.full & ~drawn).bit_count() > 13:
             continue
         vals = t.valences(drawn)
@@ -249,14 +250,7 @@ def test_isolated_chains_and_loops_of_one_length_are_worth_the_same():
             break
         w, h = rng.choice([(3, 3), (2, 4), (4, 2), (2, 5)])
         t = tables(w, h)
-        drawn = 0
-        while True:
-            vals = t.valences(drawn)
-            free = bits(t.full & ~drawn)
-            safe = [ln for ln in free if all(vals[b] < 2 for b in t.line_boxes[ln])]
-            if len(safe) <= rng.randint(0, 2):
-                break
-            drawn |= 1 << rng.choice(safe)
+        drawn = _draw_safe_lines(rng, t, lambda safe: len(safe) <= rng.randint(0, 2))
         if (t.full & ~drawn).bit_count() > 13:
             continue
         vals = t.valences(drawn)
