@@ -93,3 +93,18 @@ def forced_win(state, plies: int) -> bool:
         return mover != me
 
     return rec(plies)
+
+
+def decided_grid(x_blocks, o_blocks, open_block: tuple[int, int]) -> Grid:
+    """Every block won by x (``x_blocks``), by o (``o_blocks``) or drawn, except
+    ``open_block``, which is left empty for the caller to fill."""
+    g = Grid()
+    for i in range(16):
+        b = blocks_of(i)
+        if b in x_blocks:
+            g.win(b, "x")
+        elif b in o_blocks:
+            g.win(b, "o")
+        elif b != open_block:
+            g.draw(b)
+    return g

@@ -21,6 +21,7 @@ from tests.xttt.helpers import (
     block_cells,
     blocks_of,
     cell,
+    decided_grid,
 )
 
 ALL_CELLS = [(r, c) for r in range(16) for c in range(16)]
@@ -259,15 +260,7 @@ def test_rule10_only_the_block_played_changes():
 def _endgame(x_blocks, o_blocks, open_block=(3, 3)):
     """Every block decided except ``open_block``, which has one empty cell (local (3, 3))
     whose filling draws it; x to move there."""
-    g = Grid()
-    for i in range(16):
-        b = blocks_of(i)
-        if b in x_blocks:
-            g.win(b, "x")
-        elif b in o_blocks:
-            g.win(b, "o")
-        elif b != open_block:
-            g.draw(b)
+    g = decided_grid(x_blocks, o_blocks, open_block)
     g.fill(open_block, [row if i < 3 else row[:3] + "." for i, row in enumerate(DRAW_FILL)])
     drawn = next(blocks_of(i) for i in range(16)
                  if blocks_of(i) not in x_blocks + o_blocks + [open_block])

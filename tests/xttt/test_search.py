@@ -10,7 +10,15 @@ import pytest
 
 import engine
 from engine.xttt.search import PROVEN
-from tests.xttt.helpers import DRAW_FILL, GAME, ROWS, Grid, blocks_of, cell, forced_win
+from tests.xttt.helpers import (
+    DRAW_FILL,
+    GAME,
+    ROWS,
+    Grid,
+    cell,
+    decided_grid,
+    forced_win,
+)
 
 
 def _wins_now(state, move) -> bool:
@@ -123,15 +131,7 @@ def test_finds_the_winning_move_in_random_game_endings():
 # ----------------------------------------------------------------- proofs of the ending
 
 def _last_cell_endgame(x_blocks, o_blocks):
-    g = Grid()
-    for i in range(16):
-        b = blocks_of(i)
-        if b in x_blocks:
-            g.win(b, "x")
-        elif b in o_blocks:
-            g.win(b, "o")
-        elif b != (3, 3):
-            g.draw(b)
+    g = decided_grid(x_blocks, o_blocks, (3, 3))
     g.fill((3, 3), DRAW_FILL[:3] + [DRAW_FILL[3][:2] + ".."])
     return g.state(to_move=0, last_move=cell((2, 0), (3, 3)))
 
