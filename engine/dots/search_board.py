@@ -27,7 +27,8 @@ class Tables:
 
     __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
                  "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
-                 "line_box_mask", "cbits", "ctabs", "nimg")
+                 "line_box_mask", "cbits", "ctabs", "nimg", "twin_groups", "twin_lower",
+                 "twin_net", "kswap", "kswap1", "centrality", "twin_pairs")
 
     def __init__(self, w: int, h: int) -> None:
         self.w, self.h = w, h
@@ -123,6 +124,39 @@ class Tables:
                     tab[piece] = tab[piece ^ low] | single[low.bit_length() - 1]
                 ctabs.append(tuple(tab))
         self.ctabs = tuple(ctabs)
+        # twin lines: the border lines of one box are parallel strings from the same coin to
+        # the ground in strings-and-coins, so swapping them maps a position to an equivalent
+        # one. Only the lowest undrawn twin is searched, and keys sort the drawn twins first.
+        groups = []
+        for bl in self.box_lines:
+            g = sorted(ln for ln in bl if len(adj[ln]) == 1)
+            if len(g) >= 2:
+                groups.append(tuple(g))
+        self.twin_groups = tuple(groups)
+        lower = [0] * nl
+        net = []
+        for g in groups:
+            for i, ln in enumerate(g):
+                lower[ln] = sum(1 << x for x in g[:i])
+            # a bubble-sort network on the group's bits: drawn lines move to the low ids
+            for top in range(len(g) - 1, 0, -1):
+                for i in range(top):
+                    net.append((g[i], g[i + 1]))
+        self.twin_lower = tuple(lower)
+        # (bit of a, b - a) for twins a < b: shifting the free a bits up masks out the b's
+        self.twin_pairs = tuple((1 << g[i], g[j] - g[i]) for g in groups
+                                for i in range(len(g)) for j in range(i + 1, len(g)))
+        self.twin_net = tuple(net)
+        slices = nimg + 1 if ctabs else 1
+        self.kswap = tuple((sum(1 << (a + k * nl) for k in range(slices)), b - a)
+                           for a, b in net)
+        self.kswap1 = tuple((1 << a, b - a) for a, b in net)
+        # centrality of each line: minus its (scaled) squared distance from the board's centre
+        cen = []
+        for x, y, o in moves:
+            mx, my = (2 * x + 1, 2 * y) if o == 1 else (2 * x, 2 * y + 1)
+            cen.append(-((mx - (w + 2)) ** 2 + (my - (h + 2)) ** 2))
+        self.centrality = tuple(cen)
         # a fixed, spread-out order for the evaluation's greedy fill of safe lines
         self.fill_order = tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))
         import random as _random
@@ -184,6 +218,60 @@ class Tables:
                 best = m
                 bs = s
         return best, bs
+
+    def key(self, drawn: int, symmetry: bool = True) -> tuple[int, int]:
+        """The transposition key of ``drawn``: the smallest twin-sorted image under the
+        board's symmetries (``symmetry=False``: of ``drawn`` itself), and the index of the
+        symmetry that gave it. Positions with equal keys have equal values."""
+        ctabs = self.ctabs if symmetry else ()
+        if ctabs:
+            cb = self.cbits
+            mask = (1 << cb) - 1
+            nl = self.nl
+            packed = 0
+            d = drawn
+            for tab in ctabs:
+                packed |= tab[d & mask]
+                d >>= cb
+            packed = (packed << nl) | drawn
+            for ma, sh in self.kswap:
+                c = (packed >> sh) & ma & ~packed
+                if c:
+                    packed ^= c | (c << sh)
+            full = self.full
+            best = packed & full
+            bs = 0
+            for s in range(1, self.nimg + 1):
+                packed >>= nl
+                m = packed & full
+                if m < best:
+                    best = m
+                    bs = s
+            return best, bs
+        if symmetry and len(self.syms) > 1:
+            best, bs = self.canonical(drawn)
+            drawn = self.permute(drawn, bs)
+        else:
+            bs = 0
+        for ma, sh in self.kswap1:
+            c = (drawn >> sh) & ma & ~drawn
+            if c:
+                drawn ^= c | (c << sh)
+        return drawn, bs
+
+    def from_key_frame(self, drawn: int, line: int, s: int) -> int:
+        """The line of ``drawn`` that plays the role of ``line`` (a line of the key's frame,
+        symmetry ``s``): its preimage, or, when the twin sort moved it, the lowest undrawn
+        twin (all undrawn twins are worth the same). -1 when there is none."""
+        ln = self.inv[s][line] if s else line
+        if drawn >> ln & 1:
+            for g in self.twin_groups:
+                if ln in g:
+                    for x in g:
+                        if not drawn >> x & 1:
+                            return x
+            return -1
+        return ln
 
     def line_id(self, x: int, y: int, o: int) -> int:
         if o == 1:

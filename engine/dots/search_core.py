@@ -42,6 +42,8 @@ from .search_tt import INF, PROVEN, TranspositionTable
 _HEURISTIC_DEPTHS = PROVEN // 2
 
 
+
+
 class Abort(Exception):
     """Raised inside the search when the time or node limit is reached."""
 
@@ -55,14 +57,17 @@ class Searcher:
         self.t = t
         self.tt = tt if tt is not None else TranspositionTable()
         self.symmetry = symmetry and len(t.syms) > 1
+        # the packed symmetry tables, when the keys use them
+        self.ctabs = t.ctabs if self.symmetry else ()
+        # child -> (key, symmetry) computed by the enhanced transposition cutoff, reused when
+        # the child is searched
+        self.keymemo: dict[int, tuple[int, int]] = {}
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
         self.tt_hits = 0
         self.horizon = 0
         self.history = [0] * t.nl
-        # symmetric transpositions are worth their cost only away from the leaves
-        self.sym_min_free = 0
         self.pruned = False
         # enhanced transposition cutoffs at nodes with this many undrawn lines or more
         self.etc_min_free = 0
@@ -126,49 +131,70 @@ class Searcher:
                 return drawn, gained, taken_lines, decisions
 
     # ------------------------------------------------------------------ move generation
-    def gen_moves(self, drawn: int, vals: list[int], prune_long: bool = False):
-        """Non-capturing candidate lines, ordered: safe lines (by history), then the
-        sacrifices of ``chain_dp.sacrifice_lines`` (one line per chain or loop, one chain or
-        loop per kind and length among the isolated ones), smallest component first.
+    def gen_safe(self, drawn: int, vals: list[int]) -> tuple[list[int], int]:
+        """The safe lines (no box reaches valence 3), best first, one per set of twins; and
+        the mask of the other undrawn lines (the sacrifices, see ``gen_sacrifices``).
 
-        ``prune_long`` (depth-limited search only): while safe lines remain, leave out
-        sacrifices of 3+ chains and of loops (almost never right, and they double the width);
-        ``self.pruned`` tells whether anything was left out (the result is then not proven)."""
+        Order: lines next to fuller boxes first (they settle the structure), then central
+        lines before outer ones, then the history score."""
         t = self.t
         free = t.full & ~drawn
         unsafe = 0
         box_mask = t.box_mask
-        for b in range(t.nb):
-            if vals[b] == 2:
+        b = 0
+        for v in vals:
+            if v == 2:
                 unsafe |= box_mask[b]
+            b += 1
         unsafe &= free
-        safe = bits(free & ~unsafe)
-        line_boxes = t.line_boxes
+        cand = free & ~unsafe
+        # of twin lines (border lines of one box) only the lowest undrawn one
+        for ma, sh in t.twin_pairs:
+            cand &= ~((free & ma) << sh)
+        safe = bits(cand)
         if len(safe) > 1:
-            # lines next to fuller boxes first (they settle the structure), inner lines before
-            # border lines, then history (measured: about half the nodes of history alone)
+            line_boxes = t.line_boxes
             hist = self.history
+            cen = t.centrality
 
             def key(ln):
                 lb = line_boxes[ln]
                 if len(lb) == 2:
-                    return (vals[lb[0]] + vals[lb[1]], 1, hist[ln])
-                return (vals[lb[0]], 0, hist[ln])
+                    return (vals[lb[0]] + vals[lb[1]], cen[ln], hist[ln])
+                return (vals[lb[0]], cen[ln], hist[ln])
             safe.sort(key=key, reverse=True)
-        if not unsafe:
-            return safe
-        sacs = sacrifice_lines(t, drawn, vals)
-        if prune_long and safe:
+        return safe, unsafe
+
+    def gen_sacrifices(self, drawn: int, vals: list[int], prune_long: bool = False,
+                       any_safe: bool = True) -> list[int]:
+        """The sacrifices of ``chain_dp.sacrifice_lines`` (one line per chain or loop, one
+        chain or loop per kind and length among the isolated ones), smallest first.
+
+        ``prune_long`` (depth-limited search only): while safe lines remain (``any_safe``),
+        leave out sacrifices of 3+ chains and of loops (almost never right, and they double
+        the width); ``self.pruned`` tells whether anything was left out (the result is then
+        not proven)."""
+        sacs = sacrifice_lines(self.t, drawn, vals)
+        if prune_long and any_safe:
             n0 = len(sacs)
             sacs = [x for x in sacs if x[0] <= 2]
             self.pruned = len(sacs) != n0
         sacs.sort()
         seen = 0
+        out = []
         for _, ln in sacs:
             if not seen >> ln & 1:
                 seen |= 1 << ln
-                safe.append(ln)
-        return safe
+                out.append(ln)
+        return out
+
+    def gen_moves(self, drawn: int, vals: list[int], prune_long: bool = False) -> list[int]:
+        """Every candidate line of a position without captures: ``gen_safe`` then
+        ``gen_sacrifices``."""
+        safe, unsafe = self.gen_safe(drawn, vals)
+        if not unsafe:
+            return safe
+        return safe + self.gen_sacrifices(drawn, vals, prune_long, bool(safe))
 
     # ------------------------------------------------------------------ negamax
     def search(self, drawn: int, alpha: int, beta: int, depth: int) -> int:
@@ -192,29 +218,36 @@ class Searcher:
             return gained + rem
         if beta <= -rem:
             return gained - rem
-        key = drawn
-        s = 0
-        if self.symmetry and (t.full & ~drawn).bit_count() >= self.sym_min_free:
-            ctabs = t.ctabs
-            if ctabs:
-                # inlined ``t.canonical``: every image at once from the packed tables
-                cb = t.cbits
-                cmask = (1 << cb) - 1
-                packed = 0
-                d = drawn
-                for tab in ctabs:
-                    packed |= tab[d & cmask]
-                    d >>= cb
-                nl = t.nl
-                full = t.full
-                for i in range(1, t.nimg + 1):
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = i
-                    packed >>= nl
-            else:
-                key, s = t.canonical(drawn)
+        ctabs = self.ctabs
+        km = self.keymemo.get(drawn)
+        if km is not None:
+            key, s = km
+        elif ctabs:
+            # inlined ``t.key``: every image at once from the packed tables, twins sorted
+            cb = t.cbits
+            cmask = (1 << cb) - 1
+            nl = t.nl
+            packed = 0
+            d = drawn
+            for tab in ctabs:
+                packed |= tab[d & cmask]
+                d >>= cb
+            packed = (packed << nl) | drawn
+            for ma, sh in t.kswap:
+                c = (packed >> sh) & ma & ~packed
+                if c:
+                    packed ^= c | (c << sh)
+            full = t.full
+            key = packed & full
+            s = 0
+            for i in range(1, t.nimg + 1):
+                packed >>= nl
+                m = packed & full
+                if m < key:
+                    key = m
+                    s = i
+        else:
+            key, s = t.key(drawn, self.symmetry)
         tt = self.tt
         e = tt.table.get(key)
         ttmove = -1
@@ -231,7 +264,8 @@ class Searcher:
                         self.horizon += 1
                     return gained + hi
             if m >= 0:
-                ttmove = t.inv[s][m] if s else m
+                ttmove = t.from_key_frame(drawn, m, s)
+        unsafe = 0
         if decisions:
             moves = [d[0] for d in decisions]
             if len(decisions) == 1:
@@ -247,21 +281,19 @@ class Searcher:
             if depth <= 0:
                 self.horizon += 1
                 return gained + evaluate(t, drawn, vals)
-            if depth < _HEURISTIC_DEPTHS:
-                self.pruned = False
-                moves = self.gen_moves(drawn, vals, True)
-                if self.pruned:
-                    self.horizon += 1
-            else:
-                moves = self.gen_moves(drawn, vals)
+            # the sacrifices are generated only when no safe line has cut the node off
+            moves, unsafe = self.gen_safe(drawn, vals)
         if not decisions and (t.full & ~drawn).bit_count() >= self.etc_min_free:
             # enhanced transposition cutoff: a safe line whose position is already known to
             # refute the window ends the node without a search (worth its cost high up only)
             table = tt.table
             line_boxes = t.line_boxes
             cdepth = depth - 1
-            sym = self.symmetry
-            ctabs = t.ctabs if sym else ()
+            ctabs = self.ctabs
+            keymemo = self.keymemo
+            if len(keymemo) > 4096:
+                keymemo.clear()
+            kswap = t.kswap
             cb = t.cbits
             cmask = (1 << cb) - 1
             nl = t.nl
@@ -282,16 +314,23 @@ class Searcher:
                     for tab in ctabs:
                         packed |= tab[d & cmask]
                         d >>= cb
-                    ck = child
-                    for _ in range(nimg):
+                    packed = (packed << nl) | child
+                    for ma, sh in kswap:
+                        c = (packed >> sh) & ma & ~packed
+                        if c:
+                            packed ^= c | (c << sh)
+                    ck = packed & full
+                    cs = 0
+                    for i in range(1, nimg + 1):
+                        packed >>= nl
                         m = packed & full
                         if m < ck:
                             ck = m
-                        packed >>= nl
-                elif sym:
-                    ck = t.canonical(child)[0]
+                            cs = i
                 else:
-                    ck = child
+                    ck, cs = t.key(child, self.symmetry)
+                # the child is searched next with the same key (a safe line takes nothing)
+                keymemo[child] = (ck, cs)
                 ce = table.get(ck)
                 if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                     v = -ce[2]
@@ -300,49 +339,73 @@ class Searcher:
                     cm = t.syms[s][ln] if s else ln
                     tt.store(key, PROVEN if ce[0] >= PROVEN else depth, v, INF, cm)
                     return gained + v
-        if ttmove >= 0 and ttmove in moves and moves[0] != ttmove:
-            moves.remove(ttmove)
-            moves.insert(0, ttmove)
+        tried = -1
+        if ttmove >= 0:
+            if ttmove in moves:
+                if moves[0] != ttmove:
+                    moves.remove(ttmove)
+                    moves.insert(0, ttmove)
+            elif unsafe >> ttmove & 1:
+                moves.insert(0, ttmove)
+                tried = ttmove
         h0 = self.horizon
         alpha0 = alpha
         best = -INF
         bestm = -1
         line_boxes = t.line_boxes
         first = True
-        for ln in moves:
-            c = 0
-            for b in line_boxes[ln]:
-                if vals[b] == 3:
-                    c += 1
-            child = drawn | (1 << ln)
-            if c:
-                if first:
-                    v = c + self.search(child, alpha - c, beta - c, depth)
-                else:
-                    v = c + self.search(child, alpha - c, alpha + 1 - c, depth)
-                    if alpha < v < beta:
+        while True:
+            for ln in moves:
+                c = 0
+                for b in line_boxes[ln]:
+                    if vals[b] == 3:
+                        c += 1
+                child = drawn | (1 << ln)
+                if c:
+                    if first:
                         v = c + self.search(child, alpha - c, beta - c, depth)
-            else:
-                if first:
-                    v = -self.search(child, -beta, -alpha, depth - 1)
+                    else:
+                        v = c + self.search(child, alpha - c, alpha + 1 - c, depth)
+                        if alpha < v < beta:
+                            v = c + self.search(child, alpha - c, beta - c, depth)
                 else:
-                    v = -self.search(child, -alpha - 1, -alpha, depth - 1)
-                    if alpha < v < beta:
+                    if first:
                         v = -self.search(child, -beta, -alpha, depth - 1)
-            first = False
-            if v > best:
-                best = v
-                bestm = ln
-                if v > alpha:
-                    alpha = v
-                    if v >= beta:
-                        if not c:
-                            if depth >= _HEURISTIC_DEPTHS:
-                                # in a proof the depth says nothing: weigh by the lines left
-                                self.history[ln] += 1 << (t.full & ~drawn).bit_count()
-                            else:
-                                self.history[ln] += depth * depth + 1
-                        break
+                    else:
+                        v = -self.search(child, -alpha - 1, -alpha, depth - 1)
+                        if alpha < v < beta:
+                            v = -self.search(child, -beta, -alpha, depth - 1)
+                first = False
+                if v > best:
+                    best = v
+                    bestm = ln
+                    if v > alpha:
+                        alpha = v
+                        if v >= beta:
+                            if not c:
+                                if depth >= _HEURISTIC_DEPTHS:
+                                    # in a proof the depth says nothing: weigh by lines left
+                                    self.history[ln] += 1 << (t.full & ~drawn).bit_count()
+                                else:
+                                    self.history[ln] += depth * depth + 1
+                            break
+            else:
+                if unsafe:
+                    # no safe line cut the node off: now the sacrifices
+                    any_safe = len(moves) > (tried >= 0)
+                    unsafe = 0
+                    if depth < _HEURISTIC_DEPTHS:
+                        self.pruned = False
+                        moves = self.gen_sacrifices(drawn, vals, True, any_safe)
+                        if self.pruned:
+                            self.horizon += 1
+                    else:
+                        moves = self.gen_sacrifices(drawn, vals)
+                    if tried >= 0 and tried in moves:
+                        moves.remove(tried)
+                    if moves:
+                        continue
+            break
         proven = self.horizon == h0
         if best <= alpha0:
             lo, hi = -INF, best
@@ -366,12 +429,11 @@ class Searcher:
     def best_line(self, drawn: int) -> int:
         """The TT's move for a position (actual frame), or -1."""
         t = self.t
-        sym = self.symmetry and (t.full & ~drawn).bit_count() >= self.sym_min_free
-        key, s = t.canonical(drawn) if sym else (drawn, 0)
+        key, s = t.key(drawn, self.symmetry)
         e = self.tt.table.get(key)
         if e is None or e[3] < 0:
             return -1
-        return t.inv[s][e[3]] if s else e[3]
+        return t.from_key_frame(drawn, e[3], s)
 
     def principal_variation(self, drawn: int, first: int, max_len: int = 40) -> list[int]:
         """``first`` and then the forced captures and TT moves after it."""
