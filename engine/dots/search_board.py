@@ -28,7 +28,8 @@ class Tables:
     __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
                  "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
                  "line_box_mask", "cbits", "ctabs", "nimg", "twin_groups", "twin_lower",
-                 "twin_net", "kswap", "kswap1", "centrality", "twin_pairs")
+                 "twin_net", "kswap", "kswap1", "centrality", "twin_pairs", "line_imgs",
+                 "bit_tabs")
 
     def __init__(self, w: int, h: int) -> None:
         self.w, self.h = w, h
@@ -124,6 +125,18 @@ class Tables:
                     tab[piece] = tab[piece ^ low] | single[low.bit_length() - 1]
                 ctabs.append(tuple(tab))
         self.ctabs = tuple(ctabs)
+        # bit_tabs[c][piece]: the line ids of the set bits of chunk c (``bits`` by table)
+        if nl <= 64:
+            self.bit_tabs = tuple(
+                tuple(tuple(c * cb + i for i in range(cb) if piece >> i & 1)
+                      for piece in range(1 << cb))
+                for c in range((nl + cb - 1) // cb))
+        else:
+            self.bit_tabs = ()
+        # line_imgs[l]: bit l with its images packed as in ``key`` (identity in the low slice)
+        self.line_imgs = tuple(
+            (1 << ln) | sum(1 << (self.syms[s][ln] + s * nl) for s in range(1, nimg + 1))
+            for ln in range(nl)) if ctabs else ()
         # twin lines: the border lines of one box are parallel strings from the same coin to
         # the ground in strings-and-coins, so swapping them maps a position to an equivalent
         # one. Only the lowest undrawn twin is searched, and keys sort the drawn twins first.

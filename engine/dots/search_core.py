@@ -61,7 +61,7 @@ class Searcher:
         self.ctabs = t.ctabs if self.symmetry else ()
         # child -> (key, symmetry) computed by the enhanced transposition cutoff, reused when
         # the child is searched
-        self.keymemo: dict[int, tuple[int, int]] = {}
+        self.keymemo: dict[int, tuple[int, int, int]] = {}
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
@@ -70,7 +70,7 @@ class Searcher:
         self.history = [0] * t.nl
         self.pruned = False
         # enhanced transposition cutoffs at nodes with this many undrawn lines or more
-        self.etc_min_free = 0
+        self.etc_min_free = 10
 
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
@@ -151,7 +151,15 @@ class Searcher:
         # of twin lines (border lines of one box) only the lowest undrawn one
         for ma, sh in t.twin_pairs:
             cand &= ~((free & ma) << sh)
-        safe = bits(cand)
+        if t.bit_tabs:
+            safe = []
+            cb = t.cbits
+            cmask = (1 << cb) - 1
+            for tab in t.bit_tabs:
+                safe += tab[cand & cmask]
+                cand >>= cb
+        else:
+            safe = bits(cand)
         if len(safe) > 1:
             line_boxes = t.line_boxes
             hist = self.history
@@ -197,12 +205,17 @@ class Searcher:
         return safe + self.gen_sacrifices(drawn, vals, prune_long, bool(safe))
 
     # ------------------------------------------------------------------ negamax
-    def search(self, drawn: int, alpha: int, beta: int, depth: int) -> int:
+    def search(self, drawn: int, alpha: int, beta: int, depth: int,
+               vals: list[int] | None = None) -> int:
+        """Negamax value of ``drawn`` for the player to move, searched to ``depth``
+        (``PROVEN``-based depths: to the end). ``vals``: the box valences of ``drawn`` when
+        the caller has them (the list is the callee's to change)."""
         self.nodes += 1
         if not self.nodes & 15:
             self._check()
         t = self.t
-        vals = [(drawn & m).bit_count() for m in t.box_mask]
+        if vals is None:
+            vals = [(drawn & m).bit_count() for m in t.box_mask]
         gained = 0
         decisions = None
         if 3 in vals:
@@ -220,8 +233,9 @@ class Searcher:
             return gained - rem
         ctabs = self.ctabs
         km = self.keymemo.get(drawn)
+        raw = 0  # every image of drawn, packed (0: not computed)
         if km is not None:
-            key, s = km
+            key, s, raw = km
         elif ctabs:
             # inlined ``t.key``: every image at once from the packed tables, twins sorted
             cb = t.cbits
@@ -232,7 +246,7 @@ class Searcher:
             for tab in ctabs:
                 packed |= tab[d & cmask]
                 d >>= cb
-            packed = (packed << nl) | drawn
+            packed = raw = (packed << nl) | drawn
             for ma, sh in t.kswap:
                 c = (packed >> sh) & ma & ~packed
                 if c:
@@ -291,6 +305,7 @@ class Searcher:
             cdepth = depth - 1
             ctabs = self.ctabs
             keymemo = self.keymemo
+            line_imgs = t.line_imgs
             if len(keymemo) > 4096:
                 keymemo.clear()
             kswap = t.kswap
@@ -309,12 +324,13 @@ class Searcher:
                     break  # the safe lines come first
                 child = drawn | (1 << ln)
                 if ctabs:
-                    packed = 0
-                    d = child
-                    for tab in ctabs:
-                        packed |= tab[d & cmask]
-                        d >>= cb
-                    packed = (packed << nl) | child
+                    if not raw:
+                        d = drawn
+                        for tab in ctabs:
+                            raw |= tab[d & cmask]
+                            d >>= cb
+                        raw = (raw << nl) | drawn
+                    packed = craw = raw | line_imgs[ln]
                     for ma, sh in kswap:
                         c = (packed >> sh) & ma & ~packed
                         if c:
@@ -329,8 +345,9 @@ class Searcher:
                             cs = i
                 else:
                     ck, cs = t.key(child, self.symmetry)
+                    craw = 0
                 # the child is searched next with the same key (a safe line takes nothing)
-                keymemo[child] = (ck, cs)
+                keymemo[child] = (ck, cs, craw)
                 ce = table.get(ck)
                 if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                     v = -ce[2]
@@ -357,22 +374,26 @@ class Searcher:
         while True:
             for ln in moves:
                 c = 0
+                cv = vals[:]
                 for b in line_boxes[ln]:
-                    if vals[b] == 3:
+                    vb = cv[b]
+                    if vb == 3:
                         c += 1
+                    cv[b] = vb + 1
                 child = drawn | (1 << ln)
+                # (a re-search recomputes the child's valences: the first search used cv up)
                 if c:
                     if first:
-                        v = c + self.search(child, alpha - c, beta - c, depth)
+                        v = c + self.search(child, alpha - c, beta - c, depth, cv)
                     else:
-                        v = c + self.search(child, alpha - c, alpha + 1 - c, depth)
+                        v = c + self.search(child, alpha - c, alpha + 1 - c, depth, cv)
                         if alpha < v < beta:
                             v = c + self.search(child, alpha - c, beta - c, depth)
                 else:
                     if first:
-                        v = -self.search(child, -beta, -alpha, depth - 1)
+                        v = -self.search(child, -beta, -alpha, depth - 1, cv)
                     else:
-                        v = -self.search(child, -alpha - 1, -alpha, depth - 1)
+                        v = -self.search(child, -alpha - 1, -alpha, depth - 1, cv)
                         if alpha < v < beta:
                             v = -self.search(child, -beta, -alpha, depth - 1)
                 first = False
