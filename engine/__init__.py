@@ -10,13 +10,13 @@ Public API::
 """
 
 from . import dots, xttt  # noqa: F401  (registers the games)
-from .analysis import Analysis, Limit, MoveValue, Progress, analyse, analyze
+from .analysis import Analysis, Limit, MoveValue, Progress, SearchCache, analyse, analyze
 from .errors import ILLEGAL_MOVE_REASONS, IllegalMove, ReplayError, UnknownGame
 from .game import Game, Played, State, game_names, load_game
 from .replay import replay
 
 __all__ = [
     "load_game", "game_names", "replay", "analyse", "analyze",
-    "Game", "State", "Played", "Analysis", "MoveValue", "Limit", "Progress",
+    "Game", "State", "Played", "Analysis", "MoveValue", "Limit", "Progress", "SearchCache",
     "IllegalMove", "ReplayError", "UnknownGame", "ILLEGAL_MOVE_REASONS",
 ]

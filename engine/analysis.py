@@ -8,8 +8,10 @@ of time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 BOUNDS = ("exact", "lower", "upper", "estimate")
 
@@ -103,14 +105,63 @@ class Analysis:
         }
 
 
+class SearchCache:
+    """What one analysis leaves for the next: the searches' transposition tables, one per
+    game and board size.
+
+    Pass the same cache to ``analyse`` for successive positions of a game (a bot thinking
+    move after move, a worker serving one game's requests) and every search starts warm:
+    the previous one has already searched most of the new position's tree. Entries are keyed
+    by position alone, so one cache may serve unrelated analyses of the same game; an entry
+    from a deeper search wins, and only proven entries count towards an exact answer.
+
+    Bounded: each table holds at most ``max_entries`` positions (each game's table says what
+    it drops first), and at most ``max_tables`` tables are kept, the least recently used
+    dropped first. Not thread-safe: one cache per thread.
+    """
+
+    def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2) -> None:
+        if max_entries < 1 or max_tables < 1:
+            raise ValueError(f"max_entries and max_tables must be >= 1, got "
+                             f"{max_entries!r}, {max_tables!r}")
+        self.max_entries = max_entries
+        self.max_tables = max_tables
+        self._tables: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def table(self, key: Hashable, factory: Callable[[int], Any]) -> Any:
+        """The table stored under ``key``, made by ``factory(max_entries)`` if there is none."""
+        tables = self._tables
+        tab = tables.get(key)
+        if tab is None:
+            tab = tables[key] = factory(self.max_entries)
+            while len(tables) > self.max_tables:
+                tables.popitem(last=False)
+        else:
+            tables.move_to_end(key)
+        return tab
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __repr__(self) -> str:
+        return (f"SearchCache(max_entries={self.max_entries}, max_tables={self.max_tables})"
+                f" with {len(self._tables)} table(s)")
+
+
 def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             nodes: int | None = None, multipv: int | None = None,
-            on_progress: Callable[[Progress], None] | None = None) -> Analysis:
+            on_progress: Callable[[Progress], None] | None = None,
+            cache: SearchCache | None = None) -> Analysis:
     """Search ``state`` and return an :class:`Analysis`.
 
     ``time_ms`` is a hard deadline (pass ``None`` with ``depth`` or ``nodes`` for a search
     bounded only by those, or with neither to solve exactly). ``multipv=k`` keeps the k best
     moves in ``Analysis.moves``. ``on_progress`` is called after every completed depth.
+    ``cache``: a :class:`SearchCache` to start from and to leave the search's table in
+    (default: a fresh table, dropped afterwards).
     Raises ``ValueError`` for a negative limit or a ``multipv`` below 1.
     """
     for name, v in (("time_ms", time_ms), ("depth", depth), ("nodes", nodes)):
@@ -119,7 +170,7 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
     if multipv is not None and multipv < 1:
         raise ValueError(f"multipv must be >= 1, got {multipv!r}")
     limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
-    return state.game.analyse(state, limit, multipv, on_progress)
+    return state.game.analyse(state, limit, multipv, on_progress, cache=cache)
 
 
 # British spelling is the canonical one; the alias is for American users.

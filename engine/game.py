@@ -104,8 +104,9 @@ class Game(ABC):
 
     @abstractmethod
     def analyse(self, state: State, limit: Any, multipv: int | None,
-                on_progress: Callable | None) -> Any:
-        """Search ``state`` within ``limit``; see :func:`engine.analysis.analyse`."""
+                on_progress: Callable | None, cache: Any = None) -> Any:
+        """Search ``state`` within ``limit``; see :func:`engine.analysis.analyse`
+        (``cache``: an ``engine.analysis.SearchCache`` or None)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.params() == self.params()

@@ -14,6 +14,7 @@ slow one.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 
 import redis
@@ -31,6 +32,29 @@ def build_state(request: dict):
                                scores=tuple(request.get("scores") or (0, 0)))
     moves = request.get("moves") or []
     return engine.replay(game, enumerate((game.parse_move(m) for m in moves), start=1))
+
+
+#: Positions a worker process keeps between jobs, per game and board size (an
+#: ``engine.SearchCache``): successive positions of one game start warm. The environment
+#: variable BOXFISH_SEARCH_CACHE_ENTRIES overrides it; 0 turns the cache off.
+DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
+_search_cache: engine.SearchCache | None = None
+
+
+def search_cache() -> engine.SearchCache | None:
+    """This process's search cache (made on first use), or None when it is turned off."""
+    global _search_cache
+    if _search_cache is None:
+        raw = os.environ.get("BOXFISH_SEARCH_CACHE_ENTRIES", "")
+        try:
+            entries = int(raw) if raw.strip() else DEFAULT_SEARCH_CACHE_ENTRIES
+        except ValueError:
+            raise ValueError(
+                f"BOXFISH_SEARCH_CACHE_ENTRIES must be an integer, got {raw!r}") from None
+        if entries <= 0:
+            return None
+        _search_cache = engine.SearchCache(max_entries=entries)
+    return _search_cache
 
 
 class _Liveness:
@@ -78,5 +102,6 @@ def run_analysis(request: dict, alive_key: str | None = None, alive_ttl_s: float
                 if job is not None and alive_key else contextlib.nullcontext())
     with liveness:
         analysis = engine.analyse(state, time_ms=request["time_ms"],
-                                  multipv=request.get("multipv"), on_progress=on_progress)
+                                  multipv=request.get("multipv"), on_progress=on_progress,
+                                  cache=search_cache())
     return analysis.to_dict()

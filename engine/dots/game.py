@@ -98,9 +98,9 @@ class DotsGame(Game):
         state._base = state._serial
         return state
 
-    def analyse(self, state, limit, multipv, on_progress):
+    def analyse(self, state, limit, multipv, on_progress, cache=None):
         from .search import analyse
-        return analyse(state, limit, multipv, on_progress)
+        return analyse(state, limit, multipv, on_progress, cache=cache)
 
 
 @cache

@@ -287,12 +287,16 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
 
 
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
-            on_progress: Callable[[Progress], None] | None = None) -> Analysis:
+            on_progress: Callable[[Progress], None] | None = None,
+            cache=None) -> Analysis:
     """Analyse a Dots-and-Boxes ``state`` (the lead's ``DotsState``, or anything with
-    ``game.width/height`` and ``drawn``) within ``limit``; see ``engine.analysis.analyse``."""
+    ``game.width/height`` and ``drawn``) within ``limit``; see ``engine.analysis.analyse``.
+    ``cache``: an ``engine.analysis.SearchCache`` whose table for this board size the search
+    starts from and leaves its entries in."""
     start = time.perf_counter()
     game = state.game
     w, h = game.width, game.height
     t = tables(w, h)
-    return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
+    tt = cache.table((GAME_NAME, w, h), TranspositionTable) if cache is not None else None
+    return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress, tt=tt,
                             game=getattr(game, "name", GAME_NAME), start=start)

@@ -446,8 +446,14 @@ def _move_value(m: RootMove, solved: bool) -> MoveValue:
                      "upper" if m.bound == "upper" else "estimate")
 
 
+def _bounded_dict(max_entries: int) -> dict:
+    """The XTTT table of a ``SearchCache``: a plain dict, emptied by ``analyse`` once it has
+    grown past ``max_entries`` (its entries carry no age to evict by)."""
+    return {}
+
+
 def analyse(state: XtttState, limit, multipv: int | None = None,
-            on_progress=None) -> Analysis:
+            on_progress=None, cache=None) -> Analysis:
     """Search ``state`` within ``limit`` (an :class:`engine.analysis.Limit`).
 
     ``limit.time_ms`` is a hard deadline: the search returns the result of the last completed
@@ -456,6 +462,8 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     ``multipv=k`` returns the k best moves with exact values; otherwise every legal move is
     listed, the best with its value and the others with upper bounds. ``on_progress`` gets a
     :class:`Progress` after every completed depth. The caller's state is not changed.
+    ``cache``: an ``engine.analysis.SearchCache``; its table (a dict keyed by Zobrist hash,
+    emptied when it has grown past the cache's ``max_entries``) is the search's TT.
     """
     t0 = time.monotonic()
     if state.is_terminal():
@@ -467,6 +475,11 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
         # keep a small margin for the last node check and for building the answer
         deadline = t0 + max(0.0, limit.time_ms / 1000.0 - 0.004)
     searcher = Searcher(state, deadline, limit.nodes)
+    if cache is not None:
+        table = cache.table("extreme-tictactoe", _bounded_dict)
+        if len(table) > cache.max_entries:
+            table.clear()
+        searcher.tt = table
     last: DepthResult | None = None
     for res in searcher.iterate(limit.depth, multipv):
         last = res

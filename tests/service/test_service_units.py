@@ -68,3 +68,27 @@ def test_worker_without_redis_url(monkeypatch, capsys):
     monkeypatch.delenv("BOXFISH_REDIS_URL", raising=False)
     assert cli.main(["worker"]) == 2
     assert "REDIS_URL" in capsys.readouterr().err
+
+
+def test_worker_search_cache_follows_the_environment(monkeypatch):
+    import engine
+    import workers.analysis as wa
+
+    monkeypatch.setattr(wa, "_search_cache", None)
+    monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)
+    cache = wa.search_cache()
+    assert isinstance(cache, engine.SearchCache)
+    assert cache.max_entries == wa.DEFAULT_SEARCH_CACHE_ENTRIES
+    assert wa.search_cache() is cache  # one per process, kept between jobs
+
+    monkeypatch.setattr(wa, "_search_cache", None)
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "1234")
+    assert wa.search_cache().max_entries == 1234
+
+    monkeypatch.setattr(wa, "_search_cache", None)
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "0")
+    assert wa.search_cache() is None
+
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "lots")
+    with pytest.raises(ValueError, match="BOXFISH_SEARCH_CACHE_ENTRIES"):
+        wa.search_cache()
