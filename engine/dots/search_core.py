@@ -61,7 +61,7 @@ class Searcher:
         self.ctabs = t.ctabs if self.symmetry else ()
         # child -> (key, symmetry) computed by the enhanced transposition cutoff, reused when
         # the child is searched
-        self.keymemo: dict[int, tuple[int, int, int]] = {}
+        self.keymemo: dict[int, tuple[int, int, int, int]] = {}
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
@@ -237,6 +237,10 @@ class Searcher:
         key_of = t.key
         from_key_frame = t.from_key_frame
         heuristic = _HEURISTIC_DEPTHS
+        twin_line = 0
+        for g in t.twin_groups:
+            for ln in g:
+                twin_line |= 1 << ln
 
         def search(drawn: int, alpha: int, beta: int, depth: int,
                    vals: list[int] | None = None) -> int:
@@ -265,8 +269,9 @@ class Searcher:
                 return gained - rem
             km = keymemo.get(drawn)
             raw = 0  # every image of drawn, packed (0: not computed)
+            srt = 0  # the same, twins sorted
             if km is not None:
-                key, s, raw = km
+                key, s, raw, srt = km
             elif ctabs:
                 # inlined ``t.key``: every image at once from the packed tables, twins sorted
                 packed = 0
@@ -279,6 +284,7 @@ class Searcher:
                     c = (packed >> sh) & ma & ~packed
                     if c:
                         packed ^= c | (c << sh)
+                srt = packed
                 key = packed & full
                 s = 0
                 for i in range(1, nimg + 1):
@@ -341,11 +347,25 @@ class Searcher:
                                     raw |= tab[d & cmask]
                                     d >>= cb
                                 raw = (raw << nl) | drawn
-                            packed = craw = raw | line_imgs[ln]
-                            for ma, sh in kswap:
-                                c = (packed >> sh) & ma & ~packed
-                                if c:
-                                    packed ^= c | (c << sh)
+                                packed = raw
+                                for ma, sh in kswap:
+                                    c = (packed >> sh) & ma & ~packed
+                                    if c:
+                                        packed ^= c | (c << sh)
+                                srt = packed
+                            img = line_imgs[ln]
+                            craw = raw | img
+                            if twin_line >> ln & 1:
+                                packed = craw
+                                for ma, sh in kswap:
+                                    c = (packed >> sh) & ma & ~packed
+                                    if c:
+                                        packed ^= c | (c << sh)
+                            else:
+                                # a line of no twin group: its images are in none either,
+                                # so the parent's sorted images stay sorted
+                                packed = srt | img
+                            csrt = packed
                             ck = packed & full
                             cs = 0
                             for i in range(1, nimg + 1):
@@ -356,9 +376,9 @@ class Searcher:
                                     cs = i
                         else:
                             ck, cs = key_of(child, symmetry)
-                            craw = 0
+                            craw = csrt = 0
                         # the child is searched next with this key (a safe line takes nothing)
-                        keymemo[child] = (ck, cs, craw)
+                        keymemo[child] = (ck, cs, craw, csrt)
                         ce = table.get(ck)
                         if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                             v = -ce[2]

@@ -331,3 +331,22 @@ def test_twin_lines_are_searched_once_and_the_tt_move_maps_back():
         assert 0 <= ln and not d >> ln & 1
         # and drawing it gives a position with the same key as drawing m in the key's frame
         assert t.key(d | 1 << ln)[0] == t.key(key | 1 << m)[0]
+
+
+@pytest.mark.parametrize("w,h", [(3, 3), (2, 4), (3, 2)])
+def test_keys_handed_to_children_equal_keys_computed_from_scratch(w, h):
+    """The enhanced transposition cutoff derives the children's keys from the parent's
+    images; each must equal ``Tables.key`` of the child, frame included."""
+    t = tables(w, h)
+    s = Searcher(t)
+    s.etc_min_free = 0
+    seen = 0
+    rng = random.Random(w * h)
+    for _ in range(6):
+        s.keymemo.clear()
+        s.search(_random_position(rng, w, h, t.nl - rng.randint(0, 4)), -INF, INF, PROVEN)
+        for child, (key, sym, _raw, _srt) in s.keymemo.items():
+            assert t.key(child)[0] == key
+            assert t.key(t.permute(child, sym), symmetry=False)[0] == key
+            seen += 1
+    assert seen > 100
