@@ -21,10 +21,16 @@ What makes it fast and still exact:
   cannot be declined; any line of a longer chain, also one that ends at a joint, as every line
   leaves the taker the same two choices), and one chain or loop per kind and length among the
   isolated ones (both ends on the border).
+* Twin lines (Barker and Korf's corner symmetry): the border lines of one box are parallel
+  strings from the same coin to the ground, so drawing either gives equivalent positions.
+  Only the lowest undrawn twin is searched, and the TT key sorts each box's drawn border lines
+  to its lowest ids (``Tables.key``). On 3x3 this alone cut the nodes of a proof 2.8x.
 * Enhanced transposition cutoffs: before searching, the safe lines' positions are looked up
-  in the TT; one already known to refute the window ends the node.
-* Transposition table keyed by drawn lines modulo the board's symmetries; move ordering: TT
-  move, safe lines by history score, then sacrifices smallest first.
+  in the TT; one already known to refute the window ends the node. The children's keys are
+  derived from the parent's packed images and handed down with the valences.
+* Transposition table keyed by drawn lines modulo the board's symmetries and twins; move
+  ordering: TT move, safe lines (next to fuller boxes, then central, then history), then the
+  sacrifices, smallest first, generated only when no safe line has cut the node off.
 * Iterative deepening with a heuristic at the horizon (``evaluate``); a node's result is
   *proven* when no heuristic value was used below it, which is what ``exact`` reports.
 """
