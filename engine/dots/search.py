@@ -255,19 +255,20 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     exact = solved and best.proven and best.bound == "exact" and others_ok
     if exact:
         bound = "exact"
-    elif best.bound == "upper":
-        bound = "upper"
+    elif best.proven and best.bound == "exact":
+        # one move's value is proven, the others' are not bounded by it: the position is
+        # worth at least that much
+        bound = "lower"
     else:
         bound = "estimate"
     mv = []
     for r in ranked:
-        ex = r.proven and r.bound == "exact" and (solved or r.proven)
+        # a bound counts only when no heuristic value was used to find it
+        ex = r.proven and r.bound == "exact"
         if ex:
             b = "exact"
-        elif r.bound == "upper":
-            b = "upper"
-        elif r.bound == "lower":
-            b = "lower"
+        elif r.proven and r.bound in ("upper", "lower"):
+            b = r.bound
         else:
             b = "estimate"
         mv.append(MoveValue(move=moves_of[r.line], value=r.value, exact=ex, bound=b))

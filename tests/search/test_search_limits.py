@@ -106,3 +106,41 @@ def test_exact_solve_of_a_loony_5x5_position():
     a = analyse(st, time_ms=2000)
     assert a.exact and a.value == -loony_value((5, 5, 5, 5, 5), ())
     assert all(m.exact for m in a.moves)
+
+
+def test_bounds_of_an_unfinished_analysis_are_true_bounds():
+    """A search stopped early labels a value "exact", "upper" or "lower" only when it was
+    proven (no heuristic leaf below it); every such label is checked against an exact
+    solve of the move (and of the position for the position's own bound)."""
+    import random
+
+    game = load_game("dots-and-boxes", width=3, height=3)
+    rng = random.Random(11)
+    labelled = 0
+    for nodes in (300, 3000, 20000):
+        for _ in range(3):
+            state = game.new_state()
+            for _ in range(rng.randint(2, 6)):
+                safe = state.safe_moves() or state.legal_moves()
+                state.play(rng.choice(sorted(safe)))
+            a = analyse(state, time_ms=None, nodes=nodes)
+            truth = analyse(state, time_ms=None)
+            true_of = {m.move: m.value for m in truth.moves}
+            for m in a.moves:
+                if m.bound == "exact":
+                    assert m.exact and m.value == true_of[m.move]
+                elif m.bound == "upper":
+                    assert true_of[m.move] <= m.value
+                elif m.bound == "lower":
+                    assert true_of[m.move] >= m.value
+                else:
+                    assert m.bound == "estimate" and not m.exact
+                    continue
+                labelled += 1
+            if a.bound == "exact":
+                assert a.value == truth.value
+            elif a.bound == "lower":
+                assert truth.value >= a.value
+            elif a.bound == "upper":
+                assert truth.value <= a.value
+    assert labelled > 0
