@@ -116,9 +116,12 @@ def bench_empty(boards, cap, plain_cap=None):
         a, secs = ours(w, h, 0, cap, progress=True)
         exact = sum(1 for m in a.moves if m.exact)
         upper = sum(1 for m in a.moves if not m.exact and m.bound == "upper")
+        lower = [m for m in a.moves if not m.exact and m.bound == "lower"]
         status = f"{a.value:+d} exact" if a.exact else f"not solved in {cap:.0f}s " \
-            f"(depth {a.depth}, best {a.best_move}, ~{a.value:+d}; root moves: {exact} " \
-            f"exact, {upper} with an upper bound, of {len(a.moves)})"
+            f"(depth {a.depth}, best {a.best_move}, {a.value:+d} ({a.bound}); root moves: " \
+            f"{exact} exact, {upper} with a proven upper bound" + \
+            "".join(f", {m.move} proven >= {m.value:+d}" for m in lower) + \
+            f", of {len(a.moves)})"
         print(f"  ours : {status}  {secs:.2f}s  nodes {a.nodes}  nps {a.nps}", flush=True)
         t0 = time.perf_counter()
         pcap = cap if plain_cap is None else plain_cap

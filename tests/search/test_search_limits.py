@@ -144,3 +144,19 @@ def test_bounds_of_an_unfinished_analysis_are_true_bounds():
             elif a.bound == "upper":
                 assert truth.value <= a.value
     assert labelled > 0
+
+
+def test_a_proof_cut_short_keeps_the_bounds_its_passes_proved():
+    """The first root move of a proof is searched by zero-window passes; a node limit that
+    stops it after the first pass still reports that pass's proven bound."""
+    game = load_game("dots-and-boxes", width=3, height=3)
+    a = analyse(game.new_state(), time_ms=None, nodes=30_000)
+    assert not a.exact
+    bounded = [m for m in a.moves if m.bound in ("upper", "lower")]
+    assert bounded, [(m.move, m.value, m.bound) for m in a.moves]
+    solved = {m.move: m.value for m in analyse(game.new_state(), time_ms=None).moves}
+    for m in bounded:
+        if m.bound == "upper":
+            assert solved[m.move] <= m.value
+        else:
+            assert solved[m.move] >= m.value
