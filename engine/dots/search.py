@@ -9,6 +9,7 @@ which aborts mid-iteration) and returns the best answer found so far.
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -210,6 +211,21 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
     proof from the third iteration on (default: when there is no limit at all)."""
+    # The search allocates millions of small tuples and no reference cycles: the cyclic
+    # garbage collector, which would walk the whole table again and again, is paused while
+    # it runs (8% on a 3x3 proof) and restored after (a caller's disabled GC stays off).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
+                                 game, start, solve)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
+                      solve) -> Analysis:
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
@@ -290,6 +306,7 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
         pv_lines = searcher.principal_variation(drawn, best.line)
     except RecursionError:  # pragma: no cover - defensive
         pv_lines = [best.line]
+    searcher.close()
     elapsed = (time.perf_counter() - start) * 1000
     return Analysis(
         game=game, best_move=moves_of[best.line], value=best.value, exact=exact, bound=bound,

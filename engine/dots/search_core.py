@@ -80,6 +80,11 @@ class Searcher:
         # search(drawn, alpha, beta, depth, vals=None) -> value (see ``_build_search``)
         self.search = self._build_search()
 
+    def close(self) -> None:
+        """Drop the search function: it refers back to this searcher, and without it the
+        searcher (and its table, unless shared) is freed as soon as it is unreferenced."""
+        self.search = None
+
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:

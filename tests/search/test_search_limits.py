@@ -160,3 +160,37 @@ def test_a_proof_cut_short_keeps_the_bounds_its_passes_proved():
             assert solved[m.move] <= m.value
         else:
             assert solved[m.move] >= m.value
+
+
+def test_the_garbage_collector_is_restored_after_a_search():
+    import gc
+
+    game = load_game("dots-and-boxes", width=2, height=2)
+    assert gc.isenabled()
+    analyse(game.new_state(), time_ms=None)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        analyse(game.new_state(), time_ms=None)
+        assert not gc.isenabled()  # the caller's choice is kept
+    finally:
+        gc.enable()
+
+
+def test_a_closed_searcher_is_freed_by_reference_counting():
+    import gc
+    import weakref
+
+    from engine.dots.search_board import tables
+    from engine.dots.search_core import Searcher
+
+    s = Searcher(tables(2, 2))
+    s.search(0, -(1 << 20), 1 << 20, 1 << 16)
+    ref = weakref.ref(s)
+    s.close()
+    gc.disable()
+    try:
+        del s
+        assert ref() is None
+    finally:
+        gc.enable()
