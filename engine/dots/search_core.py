@@ -81,9 +81,13 @@ class Searcher:
         self.search = self._build_search()
 
     def close(self) -> None:
-        """Drop the search function: it refers back to this searcher, and without it the
-        searcher (and its table, unless shared) is freed as soon as it is unreferenced."""
+        """Drop the search function. It refers to itself (to recurse) and to this searcher;
+        emptying its closure breaks both cycles, so the searcher and its table (unless
+        shared) are freed as soon as they are unreferenced, without the cyclic GC."""
+        fn = self.search
         self.search = None
+        for cell in getattr(fn, "__closure__", None) or ():
+            del cell.cell_contents
 
     # ------------------------------------------------------------------ limits
     def _check(self) -> None:
