@@ -26,6 +26,8 @@ GAME_NAME = "dots-and-boxes"
 _DEADLINE_MARGIN = 0.004
 # with this many undrawn lines or fewer, search straight to the end after two iterations
 SOLVE_LINES = 26
+# play the best move of a heuristic iteration cut short by the deadline when it has one
+USE_PARTIAL = True
 
 
 @dataclass
@@ -261,22 +263,32 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         if deadline is not None and time.perf_counter() >= deadline:
             break
     # assemble: the last complete iteration, improved by what an aborted deeper iteration
-    # had already proven (heuristic values of different depths are not mixed)
+    # had already proven (heuristic values of different depths are not mixed; the aborted
+    # iteration's best move, if it finished one, is played first: ``USE_PARTIAL``)
     results: dict[int, MoveResult] = dict(last.moves) if last is not None else {}
     depth = last.depth if last is not None else 0
     solved = last.solved if last is not None else False
+    deeper: MoveResult | None = None
     for ln, r in partial.items():
         old = results.get(ln)
         # a proven value or bound beats a heuristic one
         if old is None or (r is not old and r.proven and (r.bound == "exact"
                                                            or not old.proven)):
             results[ln] = r
+        elif (USE_PARTIAL and r is not old and r.bound == "exact" and not solved
+              and (deeper is None or r.value > deeper.value)):
+            deeper = r
     missing = [ln for ln in legal if ln not in results]
     if missing:
         guesses = _static_values(t, drawn, missing)
         for ln in missing:
             results[ln] = MoveResult(ln, guesses[ln], "estimate", False)
     ranked = sorted(results.values(), key=_sort_key({}))
+    if deeper is not None and not (ranked[0].proven and ranked[0].bound == "exact"):
+        # the aborted iteration searched this move one ply deeper than the others and found
+        # it the best of those it finished (the previous best first, then any that beat it)
+        results[deeper.line] = deeper
+        ranked = [deeper] + [r for r in ranked if r.line != deeper.line]
     best = ranked[0]
     others_ok = all(r.proven and (r.bound in ("exact", "upper")) and r.value <= best.value
                     for r in ranked[1:])

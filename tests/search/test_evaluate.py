@@ -1,0 +1,64 @@
+"""The horizon evaluation: its inlined component count and its cache."""
+
+from __future__ import annotations
+
+import random
+
+from engine.dots import evaluate as ev
+from engine.dots.chain_dp import component_sizes
+from engine.dots.search_board import bits, tables
+
+
+def _random_filled(rng, t):
+    """Random safe lines until none is left (the position an evaluation fill ends in)."""
+    drawn = 0
+    while True:
+        vals = t.valences(drawn)
+        safe = [ln for ln in bits(t.full & ~drawn) if all(vals[b] < 2 for b in t.line_boxes[ln])]
+        if not safe:
+            return drawn
+        drawn |= 1 << rng.choice(safe)
+
+
+def test_components_match_chain_dp():
+    rng = random.Random(5)
+    for _ in range(300):
+        w, h = rng.choice([(2, 2), (3, 3), (4, 3), (5, 5), (1, 6), (6, 4)])
+        t = tables(w, h)
+        drawn = _random_filled(rng, t)
+        # also positions with a few more lines drawn (chains cut, boxes of valence 3 or 4)
+        for ln in rng.sample(bits(t.full & ~drawn), min(3, (t.full & ~drawn).bit_count())):
+            if rng.random() < 0.5:
+                drawn |= 1 << ln
+        vals = t.valences(drawn)
+        chains, loops, joints = ev._components(t, drawn, vals)
+        c2, l2 = component_sizes(t, drawn, vals)
+        assert sorted(chains) == sorted(c2)
+        assert sorted(loops) == sorted(l2)
+        assert joints == sum(1 for v in vals if v <= 1)
+
+
+def test_cache_returns_the_uncached_value_per_board_size():
+    rng = random.Random(8)
+    ev._CACHE.clear()
+    for w, h in [(3, 3), (3, 4), (5, 5)]:
+        t = tables(w, h)
+        for _ in range(30):
+            drawn = 0
+            for ln in rng.sample(range(t.nl), t.nl // 3):
+                drawn |= 1 << ln
+            vals = t.valences(drawn)
+            if 3 in vals:
+                continue
+            want = sum(ev._evaluate(t, drawn, vals, t.fill_orders[i])
+                       for i in range(ev.FILLS)) // ev.FILLS
+            assert ev.evaluate(t, drawn, vals) == want
+            assert ev.evaluate(t, drawn, vals) == want  # from the cache
+    # the same bitboard on two sizes is two positions
+    t1, t2 = tables(2, 2), tables(2, 3)
+    v1 = ev.evaluate(t1, 0, t1.valences(0))
+    v2 = ev.evaluate(t2, 0, t2.valences(0))
+    assert v1 == sum(ev._evaluate(t1, 0, [0] * t1.nb, t1.fill_orders[i])
+                     for i in range(ev.FILLS)) // ev.FILLS
+    assert v2 == sum(ev._evaluate(t2, 0, [0] * t2.nb, t2.fill_orders[i])
+                     for i in range(ev.FILLS)) // ev.FILLS
