@@ -86,15 +86,21 @@ def components(t: Tables, drawn: int, vals: list[int]):
     return out
 
 
-def component_sizes(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], list[int]]:
-    """Just the lengths of the chains and of the loops (one flood fill, no line lists)."""
-    box_mask = t.box_mask
-    other = t.other
+def component_counts(t: Tables, drawn: int,
+                     vals: list[int]) -> tuple[list[int], list[int], int]:
+    """The lengths of the chains and of the loops (one flood fill, no line lists), and the
+    number of boxes of valence 0 or 1 (the joints between chains)."""
+    nbrs = t.box_nbrs
     chains: list[int] = []
     loops: list[int] = []
+    joints = 0
     seen = 0
-    for b0 in range(t.nb):
-        if vals[b0] != 2 or seen >> b0 & 1:
+    for b0, v0 in enumerate(vals):
+        if v0 != 2:
+            if v0 < 2:
+                joints += 1
+            continue
+        if seen >> b0 & 1:
             continue
         seen |= 1 << b0
         stack = [b0]
@@ -103,17 +109,21 @@ def component_sizes(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], 
         while stack:
             b = stack.pop()
             n += 1
-            free = box_mask[b] & ~drawn
-            while free:
-                low = free & -free
-                free ^= low
-                nb = other[low.bit_length() - 1][b]
+            for lbit, nb in nbrs[b]:
+                if drawn & lbit:
+                    continue
                 if nb < 0 or vals[nb] != 2:
                     ends += 1
                 elif not seen >> nb & 1:
                     seen |= 1 << nb
                     stack.append(nb)
         (chains if ends else loops).append(n)
+    return chains, loops, joints
+
+
+def component_sizes(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], list[int]]:
+    """Just the lengths of the chains and of the loops (see ``component_counts``)."""
+    chains, loops, _joints = component_counts(t, drawn, vals)
     return chains, loops
 
 

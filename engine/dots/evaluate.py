@@ -14,7 +14,7 @@ face value and long chains ``length - 4``-style worth; the DP subsumes both.
 
 from __future__ import annotations
 
-from .chain_dp import loony_value_fast
+from .chain_dp import component_counts, loony_value_fast
 from .search_board import Tables
 
 FILLS = 3
@@ -56,60 +56,6 @@ def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
     return v
 
 
-_NEIGHBOURS: dict[tuple[int, int], tuple] = {}
-
-
-def _neighbours(t: Tables) -> tuple:
-    """Per box: ``((line bit, box across or -1), ...)`` for its four lines."""
-    nb = _NEIGHBOURS.get((t.w, t.h))
-    if nb is None:
-        rows = []
-        for b in range(t.nb):
-            row = []
-            m = t.box_mask[b]
-            while m:
-                low = m & -m
-                m ^= low
-                row.append((low, t.other[low.bit_length() - 1][b]))
-            rows.append(tuple(row))
-        nb = _NEIGHBOURS[(t.w, t.h)] = tuple(rows)
-    return nb
-
-
-def _components(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], list[int], int]:
-    """``chain_dp.component_sizes`` (lengths of the chains and of the loops of valence-2
-    boxes) plus the number of boxes of valence 0 or 1, with the neighbour table inlined."""
-    nbrs = _neighbours(t)
-    chains: list[int] = []
-    loops: list[int] = []
-    joints = 0
-    seen = 0
-    for b0, v0 in enumerate(vals):
-        if v0 != 2:
-            if v0 < 2:
-                joints += 1
-            continue
-        if seen >> b0 & 1:
-            continue
-        seen |= 1 << b0
-        stack = [b0]
-        n = 0
-        ends = 0
-        while stack:
-            b = stack.pop()
-            n += 1
-            for lbit, nb in nbrs[b]:
-                if drawn & lbit:
-                    continue
-                if nb < 0 or vals[nb] != 2:
-                    ends += 1
-                elif not seen >> nb & 1:
-                    seen |= 1 << nb
-                    stack.append(nb)
-        (chains if ends else loops).append(n)
-    return chains, loops, joints
-
-
 def _evaluate(t: Tables, drawn: int, vals: list[int], order) -> int:
     vals = vals[:]
     line_boxes = t.line_boxes
@@ -124,7 +70,7 @@ def _evaluate(t: Tables, drawn: int, vals: list[int], order) -> int:
         k += 1
         for b in bs:
             vals[b] += 1
-    chains, loops, joints = _components(t, drawn, vals)
+    chains, loops, joints = component_counts(t, drawn, vals)
     if joints:
         if chains:
             i = chains.index(max(chains))

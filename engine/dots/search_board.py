@@ -29,7 +29,7 @@ class Tables:
                  "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
                  "line_box_mask", "cbits", "ctabs", "nimg", "twin_groups", "twin_lower",
                  "twin_net", "kswap", "kswap1", "centrality", "twin_pairs", "line_imgs",
-                 "bit_tabs")
+                 "bit_tabs", "box_nbrs")
 
     def __init__(self, w: int, h: int) -> None:
         self.w, self.h = w, h
@@ -54,6 +54,8 @@ class Tables:
                 d[a[0]] = -1
             other.append(d)
         self.other = tuple(other)
+        # box_nbrs[b]: (line bit, box across it or -1) for each of box b's four lines
+        self.box_nbrs = tuple(tuple((1 << ln, o) for ln, o in row) for row in geo.box_neighbours)
         # symmetries: maps of dot coordinates (0-based, x in 0..w, y in 0..h)
         maps = [lambda x, y: (x, y), lambda x, y: (w - x, y), lambda x, y: (x, h - y),
                 lambda x, y: (w - x, h - y)]

@@ -1,11 +1,11 @@
-"""The horizon evaluation: its inlined component count and its cache."""
+"""The horizon evaluation: its component count and its cache."""
 
 from __future__ import annotations
 
 import random
 
 from engine.dots import evaluate as ev
-from engine.dots.chain_dp import component_sizes
+from engine.dots.chain_dp import component_counts, component_sizes, components
 from engine.dots.search_board import bits, tables
 
 
@@ -20,7 +20,7 @@ def _random_filled(rng, t):
         drawn |= 1 << rng.choice(safe)
 
 
-def test_components_match_chain_dp():
+def test_component_counts_match_the_line_walking_decomposition():
     rng = random.Random(5)
     for _ in range(300):
         w, h = rng.choice([(2, 2), (3, 3), (4, 3), (5, 5), (1, 6), (6, 4)])
@@ -31,11 +31,12 @@ def test_components_match_chain_dp():
             if rng.random() < 0.5:
                 drawn |= 1 << ln
         vals = t.valences(drawn)
-        chains, loops, joints = ev._components(t, drawn, vals)
-        c2, l2 = component_sizes(t, drawn, vals)
-        assert sorted(chains) == sorted(c2)
-        assert sorted(loops) == sorted(l2)
+        chains, loops, joints = component_counts(t, drawn, vals)
+        walked = components(t, drawn, vals)
+        assert sorted(chains) == sorted(n for loop, n, _l, _i in walked if not loop)
+        assert sorted(loops) == sorted(n for loop, n, _l, _i in walked if loop)
         assert joints == sum(1 for v in vals if v <= 1)
+        assert component_sizes(t, drawn, vals) == (chains, loops)
 
 
 def test_cache_returns_the_uncached_value_per_board_size():
