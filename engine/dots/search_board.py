@@ -27,8 +27,8 @@ class Tables:
 
     __slots__ = ("w", "h", "nl", "nb", "nh", "full", "box_mask", "box_lines", "line_boxes",
                  "other", "syms", "inv", "chunks", "nchunks", "moves", "fill_order", "fill_orders",
-                 "line_box_mask", "cbits", "ctabs", "nimg", "twin_groups", "twin_lower",
-                 "twin_net", "kswap", "kswap1", "centrality", "twin_pairs", "line_imgs",
+                 "line_box_mask", "cbits", "ctabs", "nimg", "twin_groups",
+                 "kswap", "kswap1", "centrality", "twin_pairs", "line_imgs",
                  "bit_tabs", "box_nbrs")
 
     def __init__(self, w: int, h: int) -> None:
@@ -148,20 +148,15 @@ class Tables:
             if len(g) >= 2:
                 groups.append(tuple(g))
         self.twin_groups = tuple(groups)
-        lower = [0] * nl
         net = []
         for g in groups:
-            for i, ln in enumerate(g):
-                lower[ln] = sum(1 << x for x in g[:i])
             # a bubble-sort network on the group's bits: drawn lines move to the low ids
             for top in range(len(g) - 1, 0, -1):
                 for i in range(top):
                     net.append((g[i], g[i + 1]))
-        self.twin_lower = tuple(lower)
         # (bit of a, b - a) for twins a < b: shifting the free a bits up masks out the b's
         self.twin_pairs = tuple((1 << g[i], g[j] - g[i]) for g in groups
                                 for i in range(len(g)) for j in range(i + 1, len(g)))
-        self.twin_net = tuple(net)
         slices = nimg + 1 if ctabs else 1
         self.kswap = tuple((sum(1 << (a + k * nl) for k in range(slices)), b - a)
                            for a, b in net)

@@ -213,14 +213,6 @@ class Searcher:
                 out.append(ln)
         return out
 
-    def gen_moves(self, drawn: int, vals: list[int], prune_long: bool = False) -> list[int]:
-        """Every candidate line of a position without captures: ``gen_safe`` then
-        ``gen_sacrifices``."""
-        safe, unsafe = self.gen_safe(drawn, vals)
-        if not unsafe:
-            return safe
-        return safe + self.gen_sacrifices(drawn, vals, prune_long, bool(safe))
-
     # ------------------------------------------------------------------ negamax
     def _build_search(self):
         """The negamax function of this session, with the board's tables and the session's
