@@ -331,25 +331,6 @@ class Searcher:
                     if m < key:
                         key = m
                         s = 7
-                elif nimg == 3:
-                    # unrolled for rectangles
-                    key = packed & full
-                    s = 0
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 1
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 2
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 3
                 else:
                     key = packed & full
                     s = 0
@@ -471,25 +452,6 @@ class Searcher:
                                 if m < ck:
                                     ck = m
                                     cs = 7
-                            elif nimg == 3:
-                                # unrolled for rectangles
-                                ck = packed & full
-                                cs = 0
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 1
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 2
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 3
                             else:
                                 ck = packed & full
                                 cs = 0
