@@ -59,15 +59,15 @@ class Searcher:
 
     def __init__(self, t: Tables, tt: TranspositionTable | None = None,
                  symmetry: bool = True, deadline: float | None = None,
-                 node_limit: int | None = None) -> None:
+                 node_limit: int | None = None, record_keys: bool = False) -> None:
         self.t = t
         self.tt = tt if tt is not None else TranspositionTable()
         self.symmetry = symmetry and len(t.syms) > 1
         # the packed symmetry tables, when the keys use them
         self.ctabs = t.ctabs if self.symmetry else ()
-        # child -> (key, symmetry) computed by the enhanced transposition cutoff, reused when
-        # the child is searched
-        self.keymemo: dict[int, tuple[int, int, int, int]] = {}
+        # with ``record_keys`` (tests): (parent, {line: child's key as handed down}) of every
+        # enhanced transposition cutoff that went through all its lines
+        self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
         self.deadline = deadline
         self.node_limit = node_limit
         self.nodes = 0
@@ -222,7 +222,7 @@ class Searcher:
         tt = self.tt
         table = tt.table
         store = tt.store
-        keymemo = self.keymemo
+        handed_keys = self.handed_keys
         ctabs = self.ctabs
         symmetry = self.symmetry
         box_mask = t.box_mask
@@ -250,10 +250,12 @@ class Searcher:
                 twin_line |= 1 << ln
 
         def search(drawn: int, alpha: int, beta: int, depth: int,
-                   vals: list[int] | None = None) -> int:
+                   vals: list[int] | None = None, km: tuple | None = None) -> int:
             """Negamax value of ``drawn`` for the player to move, searched to ``depth``
             (``PROVEN``-based depths: to the end). ``vals``: the box valences of ``drawn``
-            when the caller has them (the list is the callee's to change)."""
+            when the caller has them (the list is the callee's to change); ``km``: its
+            ``(key, symmetry, images, sorted images)`` when the caller computed them (a
+            safe line's child, by the enhanced transposition cutoff)."""
             n = self.nodes = self.nodes + 1
             if not n & 15:
                 check()
@@ -274,7 +276,6 @@ class Searcher:
                 return gained + rem
             if beta <= -rem:
                 return gained - rem
-            km = keymemo.get(drawn)
             raw = 0  # every image of drawn, packed (0: not computed)
             srt = 0  # the same, twins sorted
             if km is not None:
@@ -359,6 +360,7 @@ class Searcher:
                 if m >= 0:
                     ttmove = from_key_frame(drawn, m, s)
             unsafe = 0
+            ckm = None  # safe line -> its child's km, from the enhanced transposition cutoff
             if decisions:
                 moves = [d[0] for d in decisions]
                 if len(decisions) == 1:
@@ -379,8 +381,7 @@ class Searcher:
                 if (full & ~drawn).bit_count() >= self.etc_min_free:
                     # enhanced transposition cutoff: a safe line whose position is already
                     # known to refute the window ends the node without a search
-                    if len(keymemo) > 4096:
-                        keymemo.clear()
+                    ckm = {}
                     cdepth = depth - 1
                     for ln in moves:
                         lb = line_boxes[ln]
@@ -464,8 +465,8 @@ class Searcher:
                         else:
                             ck, cs = key_of(child, symmetry)
                             craw = csrt = 0
-                        # the child is searched next with this key (a safe line takes nothing)
-                        keymemo[child] = (ck, cs, craw, csrt)
+                        # handed to the child when it is searched (a safe line takes nothing)
+                        ckm[ln] = (ck, cs, craw, csrt)
                         ce = table.get(ck)
                         if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                             v = -ce[2]
@@ -474,6 +475,8 @@ class Searcher:
                             cm = syms[s][ln] if s else ln
                             store(key, PROVEN if ce[0] >= PROVEN else depth, v, INF, cm)
                             return gained + v
+            if handed_keys is not None and ckm:
+                handed_keys.append((drawn, ckm))
             tried = -1
             if ttmove >= 0:
                 if ttmove in moves:
@@ -507,12 +510,13 @@ class Searcher:
                             if alpha < v < beta:
                                 v = c + search(child, alpha - c, beta - c, depth)
                     else:
+                        km = ckm.get(ln) if ckm else None
                         if first:
-                            v = -search(child, -beta, -alpha, depth - 1, cv)
+                            v = -search(child, -beta, -alpha, depth - 1, cv, km)
                         else:
-                            v = -search(child, -alpha - 1, -alpha, depth - 1, cv)
+                            v = -search(child, -alpha - 1, -alpha, depth - 1, cv, km)
                             if alpha < v < beta:
-                                v = -search(child, -beta, -alpha, depth - 1)
+                                v = -search(child, -beta, -alpha, depth - 1, None, km)
                     first = False
                     if v > best:
                         best = v

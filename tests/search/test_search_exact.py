@@ -338,14 +338,15 @@ def test_keys_handed_to_children_equal_keys_computed_from_scratch(w, h):
     """The enhanced transposition cutoff derives the children's keys from the parent's
     images; each must equal ``Tables.key`` of the child, frame included."""
     t = tables(w, h)
-    s = Searcher(t)
+    s = Searcher(t, record_keys=True)
     s.etc_min_free = 0
     seen = 0
     rng = random.Random(w * h)
     for _ in range(6):
-        s.keymemo.clear()
         s.search(_random_position(rng, w, h, t.nl - rng.randint(0, 4)), -INF, INF, PROVEN)
-        for child, (key, sym, _raw, _srt) in s.keymemo.items():
+    for parent, handed in s.handed_keys:
+        for line, (key, sym, _raw, _srt) in handed.items():
+            child = parent | 1 << line
             assert t.key(child)[0] == key
             assert t.key(t.permute(child, sym), symmetry=False)[0] == key
             seen += 1
