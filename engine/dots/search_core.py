@@ -106,36 +106,40 @@ class Searcher:
         line_boxes = t.line_boxes
         gained = 0
         taken_lines = []
+        nb = t.nb
         while True:
             took = False
             decisions = []
-            for x in range(t.nb):
+            for x in range(nb):
                 if vals[x] != 3:
                     continue
-                lx = (box_mask[x] & ~drawn).bit_length() - 1
-                y = other[lx][x]
-                take = True
-                if y >= 0 and vals[y] == 2:
-                    mline = (box_mask[y] & ~drawn & ~(1 << lx)).bit_length() - 1
-                    z = other[mline][y]
-                    if z < 0 or vals[z] <= 1:
-                        take = False
-                    elif vals[z] == 2:
-                        nline = (box_mask[z] & ~drawn & ~(1 << mline)).bit_length() - 1
-                        w = other[nline][z]
-                        if w >= 0 and vals[w] == 3:
-                            take = False
-                    if not take:
-                        decisions.append((lx, mline))
-                if take:
+                while True:
+                    lx = (box_mask[x] & ~drawn).bit_length() - 1
+                    y = other[lx][x]
+                    if y >= 0 and vals[y] == 2:
+                        mline = (box_mask[y] & ~drawn & ~(1 << lx)).bit_length() - 1
+                        z = other[mline][y]
+                        if z < 0 or vals[z] <= 1:
+                            decisions.append((lx, mline))
+                            break
+                        if vals[z] == 2:
+                            nline = (box_mask[z] & ~drawn & ~(1 << mline)).bit_length() - 1
+                            w = other[nline][z]
+                            if w >= 0 and vals[w] == 3:
+                                decisions.append((lx, mline))
+                                break
                     drawn |= 1 << lx
                     taken_lines.append(lx)
+                    took = True
                     for b in line_boxes[lx]:
                         v = vals[b] + 1
                         vals[b] = v
                         if v == 4:
                             gained += 1
-                    took = True
+                    # follow the chain: the box across the line may have become capturable
+                    if y < 0 or vals[y] != 3:
+                        break
+                    x = y
             if not took:
                 if len(decisions) > 1:
                     seen = set()
