@@ -361,7 +361,11 @@ class Searcher:
                         if ed < PROVEN:
                             self.horizon += 1
                         return gained + hi
-                if m >= 0:
+                # in a proof only a proven entry's move leads: the moves the shallow
+                # iterations left near the root order a proof worse than the safe-line order
+                # (nodes to solve 3x4 6.48M -> 5.29M, 2x5 900k -> 625k; 3x3 80k -> 83k,
+                # 2x4 54k -> 61k)
+                if m >= 0 and (ed >= PROVEN or depth < heuristic):
                     ttmove = from_key_frame(drawn, m, s)
             unsafe = 0
             ckm = None  # safe line -> its child's km, from the enhanced transposition cutoff
