@@ -99,7 +99,7 @@ class Searcher:
     # ------------------------------------------------------------------ capture phase
     def capture_phase(self, drawn: int, vals: list[int]):
         """Take every forced capture; return (drawn, boxes taken, lines drawn,
-        decision points as [(take_line, decline_line)])."""
+        decision points as [(take_line, decline_line)]). ``vals`` must hold a 3."""
         t = self.t
         box_mask = t.box_mask
         other = t.other
@@ -110,7 +110,8 @@ class Searcher:
         while True:
             took = False
             decisions = []
-            for x in range(nb):
+            # (every pass starts with a capturable box: the caller's and the loop's check)
+            for x in range(vals.index(3), nb):
                 if vals[x] != 3:
                     continue
                 while True:
@@ -140,6 +141,8 @@ class Searcher:
                     if y < 0 or vals[y] != 3:
                         break
                     x = y
+            if took and 3 not in vals:
+                return drawn, gained, taken_lines, []
             if not took:
                 if len(decisions) > 1:
                     seen = set()
