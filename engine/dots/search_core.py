@@ -394,10 +394,7 @@ class Searcher:
                     # known to refute the window ends the node without a search
                     ckm = {}
                     cdepth = depth - 1
-                    for ln in moves:
-                        lb = line_boxes[ln]
-                        if vals[lb[0]] >= 2 or (len(lb) == 2 and vals[lb[1]] >= 2):
-                            break  # the safe lines come first
+                    for ln in moves:   # all safe lines: no box of theirs reaches valence 3
                         child = drawn | (1 << ln)
                         if ctabs:
                             if not raw:
