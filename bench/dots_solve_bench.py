@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from engine.analysis import Limit  # noqa: E402
 from engine.dots.search import analyse_position  # noqa: E402
 from engine.dots.search_board import bits, tables  # noqa: E402
+from engine.dots.search_tt import TranspositionTable  # noqa: E402
 
 INF = 1 << 20
 
@@ -95,6 +96,10 @@ def plain_solve(w: int, h: int, drawn: int, cap_s: float):
         return None, nodes
 
 
+# transposition-table entries of our solves (None: the engine's default, 2M)
+TT_ENTRIES = None
+
+
 def ours(w, h, drawn, cap_s, progress=False):
     t0 = time.perf_counter()
 
@@ -103,8 +108,9 @@ def ours(w, h, drawn, cap_s, progress=False):
             print(f"    depth {p.depth:>2}  best {p.best_move}  value {p.value:+d}"
                   f"{'' if p.exact else ' (estimate)'}  nodes {p.nodes}  "
                   f"{p.time_ms / 1000:.1f}s", flush=True)
+    tt = TranspositionTable(TT_ENTRIES) if TT_ENTRIES else None
     a = analyse_position(w, h, drawn, Limit(time_ms=int(cap_s * 1000)), multipv=1,
-                         on_progress=show, solve=True)
+                         on_progress=show, solve=True, tt=tt)
     return a, time.perf_counter() - t0
 
 
@@ -214,7 +220,12 @@ def main(argv=None) -> int:
     p.add_argument("--undrawn", type=int, default=24)
     p.add_argument("--seed", type=int, default=3)
     p.add_argument("--skip", default="", help="comma list of: empty,openspiel,positions")
+    p.add_argument("--tt", type=int, default=None,
+                   help="transposition-table entries of our solves (default: the engine's "
+                        "2,000,000; about 200 bytes each)")
     args = p.parse_args(argv)
+    global TT_ENTRIES
+    TT_ENTRIES = args.tt
     skip = set(filter(None, args.skip.split(",")))
     boards = [tuple(int(v) for v in b.split("x")) for b in args.boards.split(",") if b]
     if "openspiel" not in skip:
