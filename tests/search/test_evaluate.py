@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from engine.dots import evaluate as ev
-from engine.dots.chain_dp import component_counts, component_sizes, components
+from engine.dots.chain_dp import component_counts, component_sizes, components, loony_value_fast
 from engine.dots.search_board import bits, tables
 
 
@@ -51,15 +51,55 @@ def test_cache_returns_the_uncached_value_per_board_size():
             vals = t.valences(drawn)
             if 3 in vals:
                 continue
-            want = sum(ev._evaluate(t, drawn, vals, t.fill_orders[i])
-                       for i in range(ev.FILLS)) // ev.FILLS
+            want = sum(ev._evaluate(t, drawn, vals, i) for i in range(ev.FILLS)) // ev.FILLS
             assert ev.evaluate(t, drawn, vals) == want
             assert ev.evaluate(t, drawn, vals) == want  # from the cache
     # the same bitboard on two sizes is two positions
     t1, t2 = tables(2, 2), tables(2, 3)
     v1 = ev.evaluate(t1, 0, t1.valences(0))
     v2 = ev.evaluate(t2, 0, t2.valences(0))
-    assert v1 == sum(ev._evaluate(t1, 0, [0] * t1.nb, t1.fill_orders[i])
-                     for i in range(ev.FILLS)) // ev.FILLS
-    assert v2 == sum(ev._evaluate(t2, 0, [0] * t2.nb, t2.fill_orders[i])
-                     for i in range(ev.FILLS)) // ev.FILLS
+    assert v1 == sum(ev._evaluate(t1, 0, [0] * t1.nb, i) for i in range(ev.FILLS)) // ev.FILLS
+    assert v2 == sum(ev._evaluate(t2, 0, [0] * t2.nb, i) for i in range(ev.FILLS)) // ev.FILLS
+
+
+def _reference_fill_value(t, drawn, vals, order):
+    """The evaluation's definition, line by line: draw every line of ``order`` that is
+    undrawn and touches no box of valence 2 yet; the parity of how many, and the chain DP of
+    the loony position left (joints counted with the longest chain)."""
+    vals = vals[:]
+    k = 0
+    for ln in order:
+        if drawn >> ln & 1 or any(vals[b] >= 2 for b in t.line_boxes[ln]):
+            continue
+        drawn |= 1 << ln
+        k += 1
+        for b in t.line_boxes[ln]:
+            vals[b] += 1
+    comps = components(t, drawn, vals)
+    chains = [n for loop, n, _l, _i in comps if not loop]
+    loops = [n for loop, n, _l, _i in comps if loop]
+    joints = sum(1 for v in vals if v < 2)
+    if joints:
+        if chains:
+            chains[chains.index(max(chains))] += joints
+        else:
+            chains.append(joints)
+    f = loony_value_fast(chains, loops)
+    return f if k & 1 else -f
+
+
+def test_fill_in_order_space_and_its_cache_match_the_definition():
+    rng = random.Random(21)
+    for w, h in [(2, 2), (3, 3), (3, 4), (5, 5), (4, 7)]:
+        t = tables(w, h)
+        for _ in range(60):
+            drawn = 0
+            for ln in rng.sample(range(t.nl), rng.randint(0, t.nl * 2 // 3)):
+                drawn |= 1 << ln
+            vals = t.valences(drawn)
+            if 3 in vals:
+                continue
+            for i in range(ev.FILLS):
+                want = _reference_fill_value(t, drawn, vals, t.fill_orders[i])
+                assert ev._evaluate(t, drawn, vals, i) == want
+                assert ev._evaluate(t, drawn, vals, i) == want  # the loony value cached
