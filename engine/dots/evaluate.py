@@ -46,12 +46,13 @@ def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
     v = _CACHE.get(key)
     if v is not None:
         return v
+    blocked = _blocked(t, drawn, vals)
     if FILLS == 1:
-        v = _evaluate(t, drawn, vals, 0)
+        v = _evaluate(t, drawn, vals, 0, blocked)
     else:
         total = 0
         for i in range(FILLS):
-            total += _evaluate(t, drawn, vals, i)
+            total += _evaluate(t, drawn, vals, i, blocked)
         v = total // FILLS
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
@@ -97,18 +98,27 @@ def _fill_order(t: Tables, i: int) -> _FillOrder:
     return fo
 
 
-def _evaluate(t: Tables, drawn: int, vals: list[int], i: int) -> int:
-    """The fill in ``t.fill_orders[i]`` and the parity-signed value of where it ends."""
+def _blocked(t: Tables, drawn: int, vals: list[int]) -> int:
+    """The lines no fill may draw: drawn, or next to a box of valence 2."""
+    blocked = drawn
+    for v, m in zip(vals, t.box_mask):
+        if v >= 2:
+            blocked |= m
+    return blocked
+
+
+def _evaluate(t: Tables, drawn: int, vals: list[int], i: int,
+              blocked: int | None = None) -> int:
+    """The fill in ``t.fill_orders[i]`` and the parity-signed value of where it ends
+    (``blocked``: ``_blocked(t, drawn, vals)`` when the caller has it)."""
     fo = _fill_order(t, i)
     vals = vals[:]
     line_boxes = t.line_boxes
     box_masks = fo.box_masks
     order = fo.order
-    # the lines still to try, in order space: undrawn, and no box of theirs at valence 2
-    blocked = drawn
-    for b, v in enumerate(vals):
-        if v >= 2:
-            blocked |= t.box_mask[b]
+    if blocked is None:
+        blocked = _blocked(t, drawn, vals)
+    # the lines still to try, in order space
     todo = ~fo.to_order(blocked) & ((1 << t.nl) - 1)
     k = 0
     while todo:
