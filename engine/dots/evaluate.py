@@ -101,7 +101,7 @@ def _fill_order(t: Tables, i: int) -> _FillOrder:
 def _blocked(t: Tables, drawn: int, vals: list[int]) -> int:
     """The lines no fill may draw: drawn, or next to a box of valence 2."""
     blocked = drawn
-    for v, m in zip(vals, t.box_mask):
+    for v, m in zip(vals, t.box_mask, strict=True):
         if v >= 2:
             blocked |= m
     return blocked
