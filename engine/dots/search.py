@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..analysis import Analysis, Limit, MoveValue, Progress
+from . import evaluate
 from .chain_dp import components
 from .search_board import Tables, bits, tables
 from .search_core import Abort, Searcher
@@ -232,6 +233,7 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         start = time.perf_counter()
     limit = limit or Limit()
     t = tables(w, h)
+    evaluate.prepare(t)
     if sys.getrecursionlimit() < 4 * t.nl + 200:
         sys.setrecursionlimit(4 * t.nl + 200)
     deadline = None
