@@ -29,8 +29,9 @@ What makes it fast and still exact:
   in the TT; one already known to refute the window ends the node. The children's keys are
   derived from the parent's packed images and handed down with the valences.
 * Transposition table keyed by drawn lines modulo the board's symmetries and twins; move
-  ordering: TT move, safe lines (next to fuller boxes, then central, then history), then the
-  sacrifices, smallest first, generated only when no safe line has cut the node off.
+  ordering: TT move (in a proof only a proven entry's), safe lines (next to fuller boxes,
+  then central, then history), then the sacrifices, smallest first, generated only when no
+  safe line has cut the node off.
 * Iterative deepening with a heuristic at the horizon (``evaluate``); a node's result is
   *proven* when no heuristic value was used below it, which is what ``exact`` reports.
 """
