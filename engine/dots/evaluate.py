@@ -8,13 +8,13 @@ chain DP (``f``, from :mod:`chain_dp`). The player to move at the leaf moves aga
 position when ``k`` is even, and loses ``f`` then; when ``k`` is odd he wins ``f``.
 
 Boxes of valence 0/1 left after the fill (joints between chains) are counted with the longest
-chain, a rough stand-in.
+chain, a rough stand-in. Seed 003's formulas (17) and (18) give one- and two-box handouts their
+face value and long chains ``length - 4``-style worth; the DP subsumes both.
 
 Speed (about 70% of a 0.2 s mid-game search is spent here): the fill walks only the lines it
 can still draw, as the set bits of a mask in "order space" (bit i = the i-th line of the
 order); values are cached by leaf position and the loony value by the position a fill ends
-in, which different leaves often share. Seed 003's formulas (17) and (18) give one- and two-box handouts their
-face value and long chains ``length - 4``-style worth; the DP subsumes both.
+in, which different leaves often share.
 """
 
 from __future__ import annotations
