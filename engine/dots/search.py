@@ -29,6 +29,19 @@ _DEADLINE_MARGIN = 0.004
 SOLVE_LINES = 26
 # play the best move of a heuristic iteration cut short by the deadline when it has one
 USE_PARTIAL = True
+# under a time limit, with more than SOLVE_LINES and at most PROOF_LINES undrawn lines, first
+# try to prove the position's value outright (one full-window search to the end) within a
+# share of the time (``_proof_share``); the rest, or all of it when the proof fails, goes to
+# the usual iterative deepening, which the proven TT entries help. Without it the deepening
+# never proves a 28-31-line 5x5 position that a direct search solves in 0.03 s (the pruned
+# sacrifices of long chains keep every iteration heuristic). 5x5 mid-game positions vs
+# greedy, summed exact regret at 0.2 s over 132 positions of 28-38 undrawn lines: 198-212
+# without, 138-146 with (none left at 28-32 lines).
+PROOF_LINES = 36
+
+
+def _proof_share(free: int) -> float:
+    return 0.75 if free <= 33 else 0.6 if free <= 35 else 0.5
 
 
 @dataclass
@@ -57,7 +70,8 @@ def _sort_key(order_index):
 def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
-            solve_lines: int = SOLVE_LINES, solve: bool = False) -> Iterator[RootResult]:
+            solve_lines: int = SOLVE_LINES, solve: bool = False,
+            first: int = -1) -> Iterator[RootResult]:
     """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
     (full-window) values in every iteration (default 1: the others get upper bounds).
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
@@ -82,6 +96,10 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             sdepth = PROVEN if direct else depth
             if prev:
                 order = [r.line for r in sorted(prev.values(), key=_sort_key(index))]
+            if first >= 0 and direct and order[0] != first and first in order:
+                # the best move of a proof already in the table: the others only need bounds
+                order.remove(first)
+                order.insert(0, first)
             h_iter = searcher.horizon
             res: dict[int, MoveResult] = {}
             exact_vals: list[int] = []
@@ -251,10 +269,24 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     max_depth = limit.depth
     if max_depth is not None and max_depth < 1:
         max_depth = 1
+    first = -1
     if solve is None:
         solve = limit.time_ms is None and limit.nodes is None and limit.depth is None
+        free = len(legal)
+        if (not solve and deadline is not None and max_depth is None and free > SOLVE_LINES
+                and free <= PROOF_LINES):
+            # a proof attempt within a share of the time: when it succeeds, the iterations
+            # below go straight to the end and find the proof in the table
+            searcher.deadline = start + _proof_share(free) * (deadline - start)
+            try:
+                searcher.search(drawn, -INF, INF, PROVEN)
+                solve = True
+                first = searcher.best_line(drawn)
+            except Abort:
+                pass
+            searcher.deadline = deadline
     for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
-                          partial=partial, solve=solve):
+                          partial=partial, solve=solve, first=first):
         last = result
         if result.kind == "depth" and on_progress is not None:
             best = sorted(result.moves.values(), key=_sort_key({}))[0]

@@ -194,3 +194,23 @@ def test_a_closed_searcher_is_freed_by_reference_counting():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
+    # 30 undrawn lines: iterative deepening alone never proves it (long-chain sacrifices are
+    # pruned in heuristic iterations); the proof attempt solves it in a few hundredths
+    from engine.analysis import Limit
+    from engine.dots.search import analyse_position
+    from engine.dots.search_board import tables
+    from engine.dots.search_core import solve
+
+    drawn = 239330986697057503
+    t = tables(5, 5)
+    assert (t.full & ~drawn).bit_count() == 30
+    value, _ = solve(t, drawn)
+    a = analyse_position(5, 5, drawn, Limit(time_ms=1000), multipv=1)
+    assert a.exact and a.bound == "exact" and a.value == value
+    mv = t.line_id(*a.best_move)
+    c = t.completes(drawn, mv)
+    child, _ = solve(t, drawn | 1 << mv)
+    assert (c + child if c else -child) == value
