@@ -58,13 +58,10 @@ def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
     if v is not None:
         return v
     blocked = _blocked(t, drawn, vals)
-    if FILLS == 1:
-        v = _evaluate(t, drawn, vals, 0, blocked) * TRUST_NUM // TRUST_DEN
-    else:
-        total = 0
-        for i in range(FILLS):
-            total += _evaluate(t, drawn, vals, i, blocked)
-        v = total * TRUST_NUM // (FILLS * TRUST_DEN)
+    total = 0
+    for i in range(FILLS):
+        total += _evaluate(t, drawn, vals, i, blocked)
+    v = total * TRUST_NUM // (FILLS * TRUST_DEN)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
     _CACHE[key] = v

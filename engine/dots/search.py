@@ -36,7 +36,7 @@ USE_PARTIAL = True
 # never proves a 28-31-line 5x5 position that a direct search solves in 0.03 s (the pruned
 # sacrifices of long chains keep every iteration heuristic). 5x5 mid-game positions vs
 # greedy, summed exact regret at 0.2 s over 132 positions of 28-38 undrawn lines: 198-212
-# without, 138-146 with (none left at 28-32 lines).
+# without, 124 with this time schedule (none left at 28-33 lines).
 PROOF_LINES = 36
 
 
@@ -77,7 +77,9 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
     whose search was aborted mid-iteration can still use them. ``solve``: after two
     iterations, search straight to the end whatever the size (used when there is no time
-    limit: deepening through heuristic leaves only slows a full proof down)."""
+    limit: deepening through heuristic leaves only slows a full proof down). ``first``: a
+    root move to put first in the proof iterations (the best move of a proof already in the
+    table)."""
     k = max(1, multipv or 1)
     order = searcher.root_order(drawn)
     if not order:
