@@ -129,10 +129,15 @@ class Tables:
         self.ctabs = tuple(ctabs)
         # bit_tabs[c][piece]: the line ids of the set bits of chunk c (``bits`` by table)
         if nl <= 64:
-            self.bit_tabs = tuple(
-                tuple(tuple(c * cb + i for i in range(cb) if piece >> i & 1)
-                      for piece in range(1 << cb))
-                for c in range((nl + cb - 1) // cb))
+            # one step per entry: the entry without its lowest bit, that bit's line in front
+            bit_tabs = []
+            for c in range((nl + cb - 1) // cb):
+                tab = [()] * (1 << cb)
+                for piece in range(1, 1 << cb):
+                    low = piece & -piece
+                    tab[piece] = (c * cb + low.bit_length() - 1,) + tab[piece ^ low]
+                bit_tabs.append(tuple(tab))
+            self.bit_tabs = tuple(bit_tabs)
         else:
             self.bit_tabs = ()
         # line_imgs[l]: bit l with its images packed as in ``key`` (identity in the low slice)

@@ -502,6 +502,41 @@ class Searcher:
             first = True
             while True:
                 for ln in moves:
+                    km = ckm.get(ln) if ckm else None
+                    if km is not None:
+                        # a safe line whose child the cutoff loop keyed: when the table
+                        # settles the child's window, its value is read here, without a call
+                        ce = table.get(km[0])
+                        if ce is not None and ce[0] >= depth - 1:
+                            clo = ce[1]
+                            chi = ce[2]
+                            if clo == chi or clo >= -alpha:
+                                v = -clo
+                            elif chi <= (-beta if first else -alpha - 1):
+                                v = -chi
+                            else:
+                                v = None
+                            if v is not None:
+                                self.nodes += 1
+                                self.tt_hits += 1
+                                if ce[0] < PROVEN:
+                                    self.horizon += 1
+                                if not first and alpha < v < beta and clo != chi:
+                                    v = -search(drawn | (1 << ln), -beta, -alpha, depth - 1,
+                                                None, km)
+                                first = False
+                                if v > best:
+                                    best = v
+                                    bestm = ln
+                                    if v > alpha:
+                                        alpha = v
+                                        if v >= beta:
+                                            if depth >= heuristic:
+                                                history[ln] += 1 << (full & ~drawn).bit_count()
+                                            else:
+                                                history[ln] += depth * depth + 1
+                                            break
+                                continue
                     c = 0
                     cv = vals[:]
                     for b in line_boxes[ln]:
@@ -519,7 +554,6 @@ class Searcher:
                             if alpha < v < beta:
                                 v = c + search(child, alpha - c, beta - c, depth)
                     else:
-                        km = ckm.get(ln) if ckm else None
                         if first:
                             v = -search(child, -beta, -alpha, depth - 1, cv, km)
                         else:
