@@ -30,8 +30,8 @@ What makes it fast and still exact:
   derived from the parent's packed images and handed down with the valences.
 * Transposition table keyed by drawn lines modulo the board's symmetries and twins; move
   ordering: TT move (in a proof only a proven entry's), safe lines (next to fuller boxes,
-  then central, then history), then the sacrifices, smallest first, generated only when no
-  safe line has cut the node off.
+  then central, then, outside proofs, history), then the sacrifices, smallest first,
+  generated only when no safe line has cut the node off.
 * Iterative deepening with a heuristic at the horizon (``evaluate``); a node's result is
   *proven* when no heuristic value was used below it, which is what ``exact`` reports.
 """
@@ -156,12 +156,15 @@ class Searcher:
                 return drawn, gained, taken_lines, decisions
 
     # ------------------------------------------------------------------ move generation
-    def gen_safe(self, drawn: int, vals: list[int]) -> tuple[list[int], int]:
+    def gen_safe(self, drawn: int, vals: list[int],
+                 proof: bool = False) -> tuple[list[int], int]:
         """The safe lines (no box reaches valence 3), best first, one per set of twins; and
         the mask of the other undrawn lines (the sacrifices, see ``gen_sacrifices``).
 
         Order: lines next to fuller boxes first (they settle the structure), then central
-        lines before outer ones, then the history score."""
+        lines before outer ones, then (not in a ``proof``) the history score. In proofs the
+        history only got in the way: nodes to solve 2x5 933k -> 893k, 3x4 5.29M -> 5.21M,
+        3x3 82.8k -> 82.3k."""
         t = self.t
         free = t.full & ~drawn
         unsafe = 0
@@ -190,11 +193,18 @@ class Searcher:
             hist = self.history
             cen = t.centrality
 
-            def key(ln):
-                lb = line_boxes[ln]
-                if len(lb) == 2:
-                    return (vals[lb[0]] + vals[lb[1]], cen[ln], hist[ln])
-                return (vals[lb[0]], cen[ln], hist[ln])
+            if proof:
+                def key(ln):
+                    lb = line_boxes[ln]
+                    if len(lb) == 2:
+                        return (vals[lb[0]] + vals[lb[1]], cen[ln])
+                    return (vals[lb[0]], cen[ln])
+            else:
+                def key(ln):
+                    lb = line_boxes[ln]
+                    if len(lb) == 2:
+                        return (vals[lb[0]] + vals[lb[1]], cen[ln], hist[ln])
+                    return (vals[lb[0]], cen[ln], hist[ln])
             safe.sort(key=key, reverse=True)
         return safe, unsafe
 
@@ -340,6 +350,25 @@ class Searcher:
                     if m < key:
                         key = m
                         s = 7
+                elif nimg == 3:
+                    # unrolled for rectangles too
+                    key = packed & full
+                    s = 0
+                    packed >>= nl
+                    m = packed & full
+                    if m < key:
+                        key = m
+                        s = 1
+                    packed >>= nl
+                    m = packed & full
+                    if m < key:
+                        key = m
+                        s = 2
+                    packed >>= nl
+                    m = packed & full
+                    if m < key:
+                        key = m
+                        s = 3
                 else:
                     key = packed & full
                     s = 0
@@ -389,7 +418,7 @@ class Searcher:
                     self.horizon += 1
                     return gained + evaluate(t, drawn, vals)
                 # the sacrifices are generated only when no safe line has cut the node off
-                moves, unsafe = gen_safe(drawn, vals)
+                moves, unsafe = gen_safe(drawn, vals, depth >= heuristic)
                 if (full & ~drawn).bit_count() >= self.etc_min_free:
                     # enhanced transposition cutoff: a safe line whose position is already
                     # known to refute the window ends the node without a search
@@ -462,6 +491,25 @@ class Searcher:
                                 if m < ck:
                                     ck = m
                                     cs = 7
+                            elif nimg == 3:
+                                # unrolled for rectangles too
+                                ck = packed & full
+                                cs = 0
+                                packed >>= nl
+                                m = packed & full
+                                if m < ck:
+                                    ck = m
+                                    cs = 1
+                                packed >>= nl
+                                m = packed & full
+                                if m < ck:
+                                    ck = m
+                                    cs = 2
+                                packed >>= nl
+                                m = packed & full
+                                if m < ck:
+                                    ck = m
+                                    cs = 3
                             else:
                                 ck = packed & full
                                 cs = 0
@@ -531,9 +579,7 @@ class Searcher:
                                     if v > alpha:
                                         alpha = v
                                         if v >= beta:
-                                            if depth >= heuristic:
-                                                history[ln] += 1 << (full & ~drawn).bit_count()
-                                            else:
+                                            if depth < heuristic:
                                                 history[ln] += depth * depth + 1
                                             break
                                 continue
@@ -567,12 +613,8 @@ class Searcher:
                         if v > alpha:
                             alpha = v
                             if v >= beta:
-                                if not c:
-                                    if depth >= heuristic:
-                                        # in a proof the depth says nothing: weigh by lines
-                                        history[ln] += 1 << (full & ~drawn).bit_count()
-                                    else:
-                                        history[ln] += depth * depth + 1
+                                if not c and depth < heuristic:
+                                    history[ln] += depth * depth + 1
                                 break
                 else:
                     if unsafe:
