@@ -70,17 +70,20 @@ def _sort_key(order_index):
 def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
-            solve_lines: int = SOLVE_LINES, solve: bool = False,
+            solve_lines: int | None = None, solve: bool = False,
             first: int = -1) -> Iterator[RootResult]:
     """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
     (full-window) values in every iteration (default 1: the others get upper bounds).
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
     whose search was aborted mid-iteration can still use them. ``solve``: after two
     iterations, search straight to the end whatever the size (used when there is no time
-    limit: deepening through heuristic leaves only slows a full proof down). ``first``: a
-    root move to put first in the proof iterations (the best move of a proof already in the
-    table)."""
+    limit: deepening through heuristic leaves only slows a full proof down); without it, so
+    does a position with ``solve_lines`` undrawn lines or fewer (default: the module's
+    ``SOLVE_LINES`` when called). ``first``: a root move to put first in the proof iterations
+    (the best move of a proof already in the table)."""
     k = max(1, multipv or 1)
+    if solve_lines is None:
+        solve_lines = SOLVE_LINES  # read at call time: changing the module's value works
     order = searcher.root_order(drawn)
     if not order:
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -92,6 +93,24 @@ def test_iterate_yields_one_result_per_depth_and_caller_owns_time():
         if len(depths) == 3:
             break  # the caller stops whenever it likes
     assert depths == [1, 2, 3]
+
+
+def test_iterate_reads_solve_lines_when_called(monkeypatch):
+    """A 2x2 board (12 lines) is searched to the end from the third iteration, unless the
+    module's SOLVE_LINES, changed after import, says otherwise."""
+    from engine.dots import search
+    from engine.dots.search_board import tables
+    from engine.dots.search_core import Searcher
+
+    def third_depth():
+        s = Searcher(tables(2, 2))
+        results = list(itertools.islice(search.iterate(s, 0, multipv=1, refine=False), 3))
+        return results[2].depth, results[2].solved
+
+    assert third_depth() == (12, True)
+    monkeypatch.setattr(search, "SOLVE_LINES", 4)
+    depth, _solved = third_depth()
+    assert depth == 3
 
 
 def test_exact_solve_of_a_loony_5x5_position():
