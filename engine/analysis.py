@@ -8,6 +8,7 @@ of time.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
@@ -164,13 +165,15 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
     (default: a fresh table, dropped afterwards).
     Raises ``ValueError`` for a negative limit or a ``multipv`` below 1.
     """
+    # the time limit counts from here: a first call also imports the game's search
+    start = time.perf_counter()
     for name, v in (("time_ms", time_ms), ("depth", depth), ("nodes", nodes)):
         if v is not None and v < 0:
             raise ValueError(f"{name} must be >= 0, got {v!r}")
     if multipv is not None and multipv < 1:
         raise ValueError(f"multipv must be >= 1, got {multipv!r}")
     limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
-    return state.game.analyse(state, limit, multipv, on_progress, cache=cache)
+    return state.game.analyse(state, limit, multipv, on_progress, cache=cache, start=start)
 
 
 # British spelling is the canonical one; the alias is for American users.

@@ -104,9 +104,11 @@ class Game(ABC):
 
     @abstractmethod
     def analyse(self, state: State, limit: Any, multipv: int | None,
-                on_progress: Callable | None, cache: Any = None) -> Any:
+                on_progress: Callable | None, cache: Any = None,
+                start: float | None = None) -> Any:
         """Search ``state`` within ``limit``; see :func:`engine.analysis.analyse`
-        (``cache``: an ``engine.analysis.SearchCache`` or None)."""
+        (``cache``: an ``engine.analysis.SearchCache`` or None; ``start``: the
+        ``time.perf_counter()`` the time limit counts from, default now)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.params() == self.params()

@@ -98,9 +98,9 @@ class DotsGame(Game):
         state._base = state._serial
         return state
 
-    def analyse(self, state, limit, multipv, on_progress, cache=None):
+    def analyse(self, state, limit, multipv, on_progress, cache=None, start=None):
         from .search import analyse
-        return analyse(state, limit, multipv, on_progress, cache=cache)
+        return analyse(state, limit, multipv, on_progress, cache=cache, start=start)
 
 
 @cache

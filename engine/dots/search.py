@@ -368,12 +368,14 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
 
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
-            cache=None) -> Analysis:
+            cache=None, start: float | None = None) -> Analysis:
     """Analyse a Dots-and-Boxes ``state`` (the lead's ``DotsState``, or anything with
     ``game.width/height`` and ``drawn``) within ``limit``; see ``engine.analysis.analyse``.
     ``cache``: an ``engine.analysis.SearchCache`` whose table for this board size the search
-    starts from and leaves its entries in."""
-    start = time.perf_counter()
+    starts from and leaves its entries in. ``start``: the ``time.perf_counter()`` the time
+    limit counts from (default: now)."""
+    if start is None:
+        start = time.perf_counter()
     game = state.game
     w, h = game.width, game.height
     t = tables(w, h)

@@ -37,12 +37,12 @@ class XtttGame(Game):
         return coerce_move(obj)
 
     def analyse(self, state, limit, multipv: int | None = None,
-                on_progress: Callable | None = None, cache=None):
+                on_progress: Callable | None = None, cache=None, start=None):
         """Alpha-beta search of ``state``; see :func:`engine.xttt.search.analyse`."""
         if not isinstance(state, XtttState):
             raise TypeError(f"not an Extreme Tic-Tac-Toe state: {state!r}")
         from .search import analyse
-        return analyse(state, limit, multipv, on_progress, cache=cache)
+        return analyse(state, limit, multipv, on_progress, cache=cache, start=start)
 
 
 GAME = XtttGame()

@@ -453,7 +453,7 @@ def _bounded_dict(max_entries: int) -> dict:
 
 
 def analyse(state: XtttState, limit, multipv: int | None = None,
-            on_progress=None, cache=None) -> Analysis:
+            on_progress=None, cache=None, start: float | None = None) -> Analysis:
     """Search ``state`` within ``limit`` (an :class:`engine.analysis.Limit`).
 
     ``limit.time_ms`` is a hard deadline: the search returns the result of the last completed
@@ -464,8 +464,11 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     :class:`Progress` after every completed depth. The caller's state is not changed.
     ``cache``: an ``engine.analysis.SearchCache``; its table (a dict keyed by Zobrist hash,
     emptied when it has grown past the cache's ``max_entries``) is the search's TT.
+    ``start``: the ``time.perf_counter()`` the time limit counts from (default: now).
     """
     t0 = time.monotonic()
+    if start is not None:
+        t0 -= max(0.0, time.perf_counter() - start)
     if state.is_terminal():
         value = Searcher(state)._terminal(0)
         return Analysis(game=state.game.name, best_move=None, value=float(value), exact=True,

@@ -233,3 +233,33 @@ def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
     c = t.completes(drawn, mv)
     child, _ = solve(t, drawn | 1 << mv)
     assert (c + child if c else -child) == value
+
+
+def test_the_time_limit_counts_from_the_call_to_analyse(monkeypatch):
+    """``engine.analyse`` takes the time before it hands over to the game (whose first call
+    imports its search), and each game's search counts its limit from that start."""
+    import engine.analysis
+    from engine.analysis import Limit
+
+    for name, params in (("dots-and-boxes", {"width": 3, "height": 3}),
+                         ("extreme-tictactoe", {})):
+        game = load_game(name, **params)
+        seen = {}
+        real = type(game).analyse
+
+        def spy(self, *args, start=None, seen=seen, real=real, **kwargs):
+            seen["start"] = start
+            return real(self, *args, start=start, **kwargs)
+
+        monkeypatch.setattr(type(game), "analyse", spy)
+        t0 = time.perf_counter()
+        engine.analysis.analyse(game.new_state(), time_ms=50)
+        t1 = time.perf_counter()
+        assert seen["start"] is not None and t0 <= seen["start"] <= t1
+        monkeypatch.undo()
+
+        # a start one second ago: the 200 ms are already used up
+        a = game.analyse(game.new_state(), Limit(time_ms=200), None, None,
+                         start=time.perf_counter() - 1.0)
+        assert a.time_ms >= 1000, (name, a.time_ms)
+        assert a.best_move in game.new_state().legal_moves()
