@@ -557,6 +557,8 @@ class Searcher:
             while True:
                 for ln in moves:
                     km = ckm.get(ln) if ckm else None
+                    v = None
+                    c = 0
                     if km is not None:
                         # a safe line whose child the cutoff loop keyed: when the table
                         # settles the child's window, its value is read here, without a call
@@ -568,8 +570,6 @@ class Searcher:
                                 v = -clo
                             elif chi <= (-beta if first else -alpha - 1):
                                 v = -chi
-                            else:
-                                v = None
                             if v is not None:
                                 self.nodes += 1
                                 self.tt_hits += 1
@@ -578,35 +578,23 @@ class Searcher:
                                 if not first and alpha < v < beta and clo != chi:
                                     v = -search(drawn | (1 << ln), -beta, -alpha, depth - 1,
                                                 None, km)
-                                first = False
-                                if v > best:
-                                    best = v
-                                    bestm = ln
-                                    if v > alpha:
-                                        alpha = v
-                                        if v >= beta:
-                                            if depth < heuristic:
-                                                history[ln] += depth * depth + 1
-                                            break
-                                continue
-                    c = 0
-                    cv = vals[:]
-                    for b in line_boxes[ln]:
-                        vb = cv[b]
-                        if vb == 3:
-                            c += 1
-                        cv[b] = vb + 1
-                    child = drawn | (1 << ln)
-                    # (a re-search recomputes the child's valences: the first used cv up)
-                    if c:
-                        if first:
-                            v = c + search(child, alpha - c, beta - c, depth, cv)
-                        else:
-                            v = c + search(child, alpha - c, alpha + 1 - c, depth, cv)
-                            if alpha < v < beta:
-                                v = c + search(child, alpha - c, beta - c, depth)
-                    else:
-                        if first:
+                    if v is None:
+                        cv = vals[:]
+                        for b in line_boxes[ln]:
+                            vb = cv[b]
+                            if vb == 3:
+                                c += 1
+                            cv[b] = vb + 1
+                        child = drawn | (1 << ln)
+                        # (a re-search recomputes the child's valences: the first used cv up)
+                        if c:
+                            if first:
+                                v = c + search(child, alpha - c, beta - c, depth, cv)
+                            else:
+                                v = c + search(child, alpha - c, alpha + 1 - c, depth, cv)
+                                if alpha < v < beta:
+                                    v = c + search(child, alpha - c, beta - c, depth)
+                        elif first:
                             v = -search(child, -beta, -alpha, depth - 1, cv, km)
                         else:
                             v = -search(child, -alpha - 1, -alpha, depth - 1, cv, km)
