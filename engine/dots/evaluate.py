@@ -111,6 +111,12 @@ def prepare(t: Tables) -> None:
         _fill_order(t, i)
 
 
+def clear_caches() -> None:
+    """Forget every cached value (benchmarks that time a search from scratch)."""
+    _CACHE.clear()
+    _LOONY.clear()
+
+
 def _fill_order(t: Tables, i: int) -> _FillOrder:
     key = (t.w, t.h, i)
     fo = _ORDERS.get(key)
