@@ -158,7 +158,7 @@ class Searcher:
     def _check(self) -> None:
         if self.max_nodes is not None and self.nodes >= self.max_nodes:
             raise _Abort
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise _Abort
         nxt = self.nodes + _CHECK_EVERY
         if self.max_nodes is not None:
@@ -466,9 +466,7 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     emptied when it has grown past the cache's ``max_entries``) is the search's TT.
     ``start``: the ``time.perf_counter()`` the time limit counts from (default: now).
     """
-    t0 = time.monotonic()
-    if start is not None:
-        t0 -= max(0.0, time.perf_counter() - start)
+    t0 = start if start is not None else time.perf_counter()
     if state.is_terminal():
         value = Searcher(state)._terminal(0)
         return Analysis(game=state.game.name, best_move=None, value=float(value), exact=True,
@@ -490,8 +488,8 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
             b = res.best
             on_progress(Progress(res.depth, _move(b.cell), float(b.value),
                                  proven_of(b.value, res.solved) is not None, res.nodes,
-                                 (time.monotonic() - t0) * 1000.0))
-    elapsed = time.monotonic() - t0
+                                 (time.perf_counter() - t0) * 1000.0))
+    elapsed = time.perf_counter() - t0
     nodes = searcher.nodes
     nps = int(nodes / elapsed) if elapsed > 0 else 0
     if last is None:  # not even depth 1 finished: move ordering's choice, static value
