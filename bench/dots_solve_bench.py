@@ -14,19 +14,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from engine.analysis import Limit  # noqa: E402
-from engine.dots import evaluate  # noqa: E402
-from engine.dots.search import analyse_position  # noqa: E402
-from engine.dots.search_board import bits, tables  # noqa: E402
-from engine.dots.search_tt import TranspositionTable  # noqa: E402
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots import evaluate
+from boxfish.engine.dots.search import analyse_position
+from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.search_tt import TranspositionTable
 
 INF = 1 << 20
 

@@ -16,18 +16,15 @@ wins / draws / losses and the average final margin (our boxes minus theirs).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from engine.analysis import Limit  # noqa: E402
-from engine.dots.search import analyse_position  # noqa: E402
-from engine.dots.search_board import Position, bits  # noqa: E402
-from engine.dots.search_tt import TranspositionTable  # noqa: E402
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots.search import analyse_position
+from boxfish.engine.dots.search_board import Position, bits
+from boxfish.engine.dots.search_tt import TranspositionTable
 
 
 def boxes_handed(pos: Position, line: int) -> int:

@@ -8,14 +8,10 @@ Prints one line per measurement. The baseline in the same run is a plain dict-of
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from engine import load_game, replay  # noqa: E402
+from boxfish.engine import load_game, replay
 
 
 def random_line_orders(game, n, rng):

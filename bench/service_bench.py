@@ -28,14 +28,10 @@ import tempfile
 import threading
 import time
 import urllib.request
-from pathlib import Path
 from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import engine  # noqa: E402
-from service.embedded_redis import free_port  # noqa: E402
+from boxfish import engine
+from boxfish.service.embedded_redis import free_port
 
 SIZE = 20
 
@@ -164,18 +160,17 @@ def bench_replay(redis_url: str | None) -> dict:
     out = {"engine_events_per_s": n / (time.perf_counter() - t0)}
     if redis_url:
         import redis
-
-        from service.games import GameService
-        from service.keys import KeySpace
-        from service.redis_recorder import RedisRecorder
-        from service.state_cache import StateCache
+        from boxfish.service.games import GameService
+        from boxfish.service.keys import KeySpace
+        from boxfish.service.redis_recorder import RedisRecorder
+        from boxfish.service.state_cache import StateCache
         client = redis.Redis.from_url(redis_url)
         recorder = RedisRecorder(client, KeySpace(os.environ.get("BOXFISH_KEY_PREFIX",
                                                                  "boxfish")))
         writer = GameService(recorder, StateCache(4))
         meta, _ = writer.create(game)
         state = game.new_state()
-        from service.games import move_event
+        from boxfish.service.games import move_event
         for move in moves:
             played = state.play(move)
             recorder.append(meta.game_id, played.serial, move_event(state, played, 0))
@@ -190,9 +185,10 @@ def bench_replay(redis_url: str | None) -> dict:
 
 def start_serve(port: int, redis_port: int, workers: int, threads: int, http_workers: int):
     data = tempfile.mkdtemp(prefix="boxfish-bench-")
-    env = dict(os.environ, BOXFISH_DATA_DIR=data, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, BOXFISH_DATA_DIR=data)
     env.pop("REDIS_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve",
+                             "--port", str(port),
                              "--redis-port", str(redis_port), "--workers", str(workers),
                              "--threads", str(threads), "--http-workers", str(http_workers)],
                             env=env, start_new_session=True)

@@ -18,14 +18,10 @@ every game prints a progress line.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-import engine  # noqa: E402
+from boxfish import engine
 
 GAME = engine.load_game("extreme-tictactoe")
 

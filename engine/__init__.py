@@ -2,7 +2,7 @@
 
 Public API::
 
-    from engine import load_game, replay, analyse, IllegalMove
+    from boxfish.engine import load_game, replay, analyse, IllegalMove
     game = load_game("dots-and-boxes", width=5, height=5)
     state = game.new_state()
     state.play((1, 1, 1))

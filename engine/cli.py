@@ -68,8 +68,8 @@ def _parse_moves(text: str) -> list[list[int]]:
 
 
 def _build_state(args):
-    import engine  # noqa: F401  (registers the games)
-    from engine.game import load_game
+    from boxfish import engine  # noqa: F401  (registers the games)
+    from boxfish.engine.game import load_game
 
     params = {}
     if args.game == DOTS:
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # IllegalMove, UnknownGame, bad size/moves are ValueErrors
         print(f"boxfish analyse: error: {exc}", file=sys.stderr)
         return 2
-    from engine.analysis import analyse
+    from boxfish.engine.analysis import analyse
 
     tty = sys.stdout.isatty() and not args.json and not args.no_progress
     progress = None

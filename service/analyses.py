@@ -29,7 +29,7 @@ from .config import Settings
 from .keys import KeySpace
 from .problems import Problem
 
-JOB_FUNCTION = "workers.analysis.run_analysis"
+JOB_FUNCTION = "boxfish.workers.analysis.run_analysis"
 
 _STATUS = {
     JobStatus.QUEUED: "queued", JobStatus.DEFERRED: "queued", JobStatus.SCHEDULED: "queued",

@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("analyse", "analyze"):
-        from engine.cli import main as engine_main
+        from boxfish.engine.cli import main as engine_main
         return engine_main(argv[1:]) or 0
     args = _parser().parse_args(argv)
     if args.command == "serve":
@@ -67,7 +67,7 @@ def worker(args) -> int:
               "uses", file=sys.stderr)
         return 2
     if args.workers == 1:
-        from workers.worker import run_worker
+        from boxfish.workers.worker import run_worker
         run_worker(settings.job_queue_url, settings.queue_name, burst=args.burst,
                    log_level=args.log_level, fork=settings.worker_fork)
         return 0
@@ -75,7 +75,7 @@ def worker(args) -> int:
     sup = Supervisor()
     sup.install_signal_handlers()
     for i in range(args.workers):
-        sup.start(f"worker {i + 1}", _python_m("service.cli", "worker", "--workers", "1",
+        sup.start(f"worker {i + 1}", _python_m("boxfish.service.cli", "worker", "--workers", "1",
                                                "--log-level", args.log_level)
                   + (["--burst"] if args.burst else []), dict(os.environ),
                   stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=not args.burst)
@@ -99,13 +99,14 @@ def serve(args) -> int:
             cleanups.append(lambda: shutil.rmtree(metrics_dir, ignore_errors=True))
         env.setdefault("BOXFISH_SSE_MAX_STREAMS", str(max(1, args.threads * 3 // 4)))
         for i in range(args.workers):
-            sup.start(f"worker {i + 1}", _python_m("service.cli", "worker", "--workers", "1"),
+            sup.start(f"worker {i + 1}",
+                      _python_m("boxfish.service.cli", "worker", "--workers", "1"),
                       env, stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=True)
         sup.start("api", _python_m(
             "gunicorn", "--worker-class", "gthread", "--workers", str(args.http_workers),
             "--threads", str(args.threads), "--bind", f"{args.host}:{args.port}",
             "--graceful-timeout", "5", "--keep-alive", "30",
-            "--log-level", "warning", "service.wsgi:app"), env, stop_timeout_s=10)
+            "--log-level", "warning", "boxfish.service.wsgi:app"), env, stop_timeout_s=10)
         if _wait_healthy(args.host, args.port, sup):
             print(f"boxfish: serving on http://{args.host}:{args.port} "
                   f"({args.workers} analysis workers); Ctrl-C stops", file=sys.stderr)

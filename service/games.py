@@ -18,8 +18,8 @@ import threading
 import time
 from collections import OrderedDict
 
-import engine
-from engine import IllegalMove
+from boxfish import engine
+from boxfish.engine import IllegalMove
 
 from .events import MoveEvent
 from .problems import Problem

@@ -18,8 +18,7 @@ import os
 import threading
 
 import redis
-
-import engine
+from boxfish import engine
 
 
 def build_state(request: dict):

@@ -24,8 +24,8 @@ def run_worker(redis_url: str, queue_name: str, burst: bool = False,
     ``boxfish serve``. ``fork=True`` runs each job in a forked work horse (RQ's ``Worker``)
     for isolation, at about 10-30 ms more per job.
     """
-    import engine  # noqa: F401
-    import workers.analysis  # noqa: F401
+    import boxfish.workers.analysis  # noqa: F401
+    from boxfish import engine  # noqa: F401
 
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     connection = redis.Redis.from_url(redis_url)

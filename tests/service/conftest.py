@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from boxfish.service import supervisor
+from boxfish.service.app import create_app
+from boxfish.service.config import Settings
+from boxfish.service.embedded_redis import EmbeddedRedis, free_port
 from openapi_core import Config, OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from werkzeug.wrappers import Request
-
-from service import supervisor
-from service.app import create_app
-from service.config import Settings
-from service.embedded_redis import EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +40,6 @@ def _env(settings: Settings, **extra) -> dict:
         "BOXFISH_SSE_KEEPALIVE_S": str(settings.sse_keepalive_s),
         "BOXFISH_JOB_LIVENESS_S": str(settings.job_liveness_s),
         "BOXFISH_WORKER_FORK": str(settings.worker_fork).lower(),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
     })
     env.update(extra)
     return env
@@ -166,7 +164,7 @@ def descendants(pid: int) -> list[int]:
 
 def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
     log = open(log_path, "ab")
-    return subprocess.Popen([sys.executable, "-m", "service.cli", "worker"],
+    return subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "worker"],
                             env=_env(settings), stdout=log, stderr=log,
                             start_new_session=True)
 
@@ -200,7 +198,7 @@ def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int =
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-         "service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
+         "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)
     deadline = time.monotonic() + 30
     while True:

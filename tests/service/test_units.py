@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from service.config import Settings
-from service.events import MoveEvent
-from service.keys import KeySpace
-from service.state_cache import StateCache
+from boxfish.service.config import Settings
+from boxfish.service.events import MoveEvent
+from boxfish.service.keys import KeySpace
+from boxfish.service.state_cache import StateCache
 
 
 def test_state_cache_lru_and_nearest():
@@ -52,18 +51,18 @@ def test_cli_analyse_delegates_to_the_engine(monkeypatch):
     import sys
     import types
 
-    from service import cli
+    from boxfish.service import cli
     seen = []
-    fake = types.ModuleType("engine.cli")
+    fake = types.ModuleType("boxfish.engine.cli")
     fake.main = lambda argv: seen.append(argv) or 0
-    monkeypatch.setitem(sys.modules, "engine.cli", fake)
+    monkeypatch.setitem(sys.modules, "boxfish.engine.cli", fake)
     assert cli.main(["analyse", "--time-ms", "5", "x"]) == 0
     assert cli.main(["analyze"]) == 0
     assert seen == [["--time-ms", "5", "x"], []]
 
 
 def test_worker_without_redis_url(monkeypatch, capsys):
-    from service import cli
+    from boxfish.service import cli
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.delenv("BOXFISH_REDIS_URL", raising=False)
     assert cli.main(["worker"]) == 2
@@ -71,8 +70,8 @@ def test_worker_without_redis_url(monkeypatch, capsys):
 
 
 def test_worker_search_cache_follows_the_environment(monkeypatch):
-    import engine
-    import workers.analysis as wa
+    import boxfish.workers.analysis as wa
+    from boxfish import engine
 
     monkeypatch.setattr(wa, "_search_cache", None)
     monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import random
 
-from engine.dots import evaluate as ev
-from engine.dots.chain_dp import component_counts, component_sizes, components, loony_value_fast
-from engine.dots.search_board import bits, tables
+from boxfish.engine.dots import evaluate as ev
+from boxfish.engine.dots.chain_dp import (
+    component_counts,
+    component_sizes,
+    components,
+    loony_value_fast,
+)
+from boxfish.engine.dots.search_board import bits, tables
 
 
 def _random_filled(rng, t):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import engine
+from boxfish import engine
 
 GAME = engine.load_game("extreme-tictactoe")
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from engine import analyse, load_game
-from engine.dots.search_board import bits, tables
-from engine.dots.search_core import Searcher, solve
-from engine.dots.search_tt import INF, PROVEN, TranspositionTable
+from boxfish.engine import analyse, load_game
+from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.search_core import Searcher, solve
+from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
 
 
 def brute(w: int, h: int, drawn: int) -> int:
@@ -211,7 +210,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
     """The claim behind opening one line per chain that ends at a joint: every line of a
     1-chain or of a 3+ chain (ends at distinct boxes or the border) is worth the same to the
     opener, and the middle of a 2-chain is worth at least as much as its ends."""
-    from engine.dots.chain_dp import components
+    from boxfish.engine.dots.chain_dp import components
     rng = random.Random(515)
     checked = 0
     for _ in range(300):
@@ -242,7 +241,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
 def test_isolated_chains_and_loops_of_one_length_are_worth_the_same():
     """The search opens one isolated chain (both ends on the border) or loop per kind and
     length: opening any of them must be worth the same."""
-    from engine.dots.chain_dp import components
+    from boxfish.engine.dots.chain_dp import components
     rng = random.Random(616)
     checked = 0
     for _ in range(600):

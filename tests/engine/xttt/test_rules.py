@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from boxfish import engine
+from boxfish.engine import IllegalMove, UnknownGame
 
-import engine
-from engine import IllegalMove, UnknownGame
-from tests.xttt.helpers import (
+from .helpers import (
     COLS,
     DIAGONALS,
     DIAMONDS,
@@ -431,7 +431,7 @@ def test_copy_is_independent():
 
 
 def test_scores_and_ascii_board():
-    from engine import load_game
+    from boxfish.engine import load_game
 
     s = load_game("extreme-tictactoe").new_state()
     s.play((0, 0))

@@ -6,8 +6,8 @@ import itertools
 import json
 import time
 
-from engine import analyse, load_game
-from engine.analysis import Progress
+from boxfish.engine import analyse, load_game
+from boxfish.engine.analysis import Progress
 
 
 def test_deadline_on_10x10_returns_a_legal_move_in_time():
@@ -81,9 +81,9 @@ def test_time_bounded_answer_on_midgame_5x5():
 
 
 def test_iterate_yields_one_result_per_depth_and_caller_owns_time():
-    from engine.dots.search import iterate
-    from engine.dots.search_board import tables
-    from engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search import iterate
+    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search_core import Searcher
 
     s = Searcher(tables(4, 4))
     depths = []
@@ -98,9 +98,9 @@ def test_iterate_yields_one_result_per_depth_and_caller_owns_time():
 def test_iterate_reads_solve_lines_when_called(monkeypatch):
     """A 2x2 board (12 lines) is searched to the end from the third iteration, unless the
     module's SOLVE_LINES, changed after import, says otherwise."""
-    from engine.dots import search
-    from engine.dots.search_board import tables
-    from engine.dots.search_core import Searcher
+    from boxfish.engine.dots import search
+    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search_core import Searcher
 
     def third_depth():
         s = Searcher(tables(2, 2))
@@ -115,7 +115,7 @@ def test_iterate_reads_solve_lines_when_called(monkeypatch):
 
 def test_exact_solve_of_a_loony_5x5_position():
     # every horizontal line drawn: each row is an independent 5-chain -> the chain DP
-    from engine.dots.chain_dp import loony_value
+    from boxfish.engine.dots.chain_dp import loony_value
 
     game = load_game("dots-and-boxes", width=5, height=5)
     st = game.new_state()
@@ -200,8 +200,8 @@ def test_a_closed_searcher_is_freed_by_reference_counting():
     import gc
     import weakref
 
-    from engine.dots.search_board import tables
-    from engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search_core import Searcher
 
     s = Searcher(tables(2, 2))
     s.search(0, -(1 << 20), 1 << 20, 1 << 16)
@@ -218,10 +218,10 @@ def test_a_closed_searcher_is_freed_by_reference_counting():
 def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
     # 30 undrawn lines: iterative deepening alone never proves it (long-chain sacrifices are
     # pruned in heuristic iterations); the proof attempt solves it in a few hundredths
-    from engine.analysis import Limit
-    from engine.dots.search import analyse_position
-    from engine.dots.search_board import tables
-    from engine.dots.search_core import solve
+    from boxfish.engine.analysis import Limit
+    from boxfish.engine.dots.search import analyse_position
+    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search_core import solve
 
     drawn = 239330986697057503
     t = tables(5, 5)
@@ -238,8 +238,8 @@ def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
 def test_the_time_limit_counts_from_the_call_to_analyse(monkeypatch):
     """``engine.analyse`` takes the time before it hands over to the game (whose first call
     imports its search), and each game's search counts its limit from that start."""
-    import engine.analysis
-    from engine.analysis import Limit
+    from boxfish.engine import analysis
+    from boxfish.engine.analysis import Limit
 
     for name, params in (("dots-and-boxes", {"width": 3, "height": 3}),
                          ("extreme-tictactoe", {})):
@@ -253,7 +253,7 @@ def test_the_time_limit_counts_from_the_call_to_analyse(monkeypatch):
 
         monkeypatch.setattr(type(game), "analyse", spy)
         t0 = time.perf_counter()
-        engine.analysis.analyse(game.new_state(), time_ms=50)
+        analysis.analyse(game.new_state(), time_ms=50)
         t1 = time.perf_counter()
         assert seen["start"] is not None and t0 <= seen["start"] <= t1
         monkeypatch.undo()

@@ -7,10 +7,10 @@ import random
 import time
 
 import pytest
+from boxfish import engine
+from boxfish.engine.xttt.search import PROVEN
 
-import engine
-from engine.xttt.search import PROVEN
-from tests.xttt.helpers import (
+from .helpers import (
     DRAW_FILL,
     GAME,
     ROWS,
@@ -215,8 +215,8 @@ def test_multipv_gives_exact_values_for_the_best_moves():
 # ----------------------------------------------------------------- symmetry at the root
 
 def test_symmetries_preserve_correspondence_and_patterns():
-    from engine.xttt.symmetry import BLOCK_SYM, CELL_SYM
-    from engine.xttt.tables import CELL_BLOCK, CELL_LOCAL, PATTERNS
+    from boxfish.engine.xttt.symmetry import BLOCK_SYM, CELL_SYM
+    from boxfish.engine.xttt.tables import CELL_BLOCK, CELL_LOCAL, PATTERNS
 
     for k in range(8):
         assert sorted(CELL_SYM[k]) == list(range(256))
@@ -229,8 +229,8 @@ def test_symmetries_preserve_correspondence_and_patterns():
 
 @pytest.mark.parametrize("moves", [[], [(9, 9)], [(0, 5), (1, 4)], [(3, 3), (15, 15)]])
 def test_root_symmetry_gives_the_same_values_as_searching_every_move(moves):
-    from engine.xttt.search import Searcher
-    from engine.xttt.symmetry import move_classes
+    from boxfish.engine.xttt.search import Searcher
+    from boxfish.engine.xttt.symmetry import move_classes
 
     s = GAME.new_state()
     for m in moves:
@@ -248,7 +248,7 @@ def test_root_symmetry_gives_the_same_values_as_searching_every_move(moves):
                                                 (2, 30, 5000)])
 def test_a_move_that_beat_the_previous_best_in_the_unfinished_depth_is_played(seed, plies,
                                                                               nodes):
-    from engine.xttt.search import Searcher
+    from boxfish.engine.xttt.search import Searcher
     s = _random_position(seed, plies)
     sr = Searcher(s, max_nodes=nodes)
     results = list(sr.iterate())

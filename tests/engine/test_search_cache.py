@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-import engine
-from engine import SearchCache, analyse, load_game
+from boxfish import engine
+from boxfish.engine import SearchCache, analyse, load_game
 
 
 def _position(moves):

@@ -1,10 +1,9 @@
 """Unit tests for every Dots-and-Boxes rule of the core (spec: shared/spec/dots-and-boxes.md)."""
 
 import pytest
-
-import engine
-from engine import IllegalMove, ReplayError, load_game, replay
-from engine.errors import UnknownGame
+from boxfish import engine
+from boxfish.engine import IllegalMove, ReplayError, load_game, replay
+from boxfish.engine.errors import UnknownGame
 
 
 def game(w, h):

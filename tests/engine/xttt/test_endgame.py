@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 
-import engine
-from engine.xttt.endgame import expected_points, has_live_pattern, points_only, send_loss
-from engine.xttt.evaluate import W_PTS, evaluate
-from engine.xttt.search import Searcher
-from tests.xttt.helpers import PATTERNS, ROWS, Grid, cell
+from boxfish import engine
+from boxfish.engine.xttt.endgame import expected_points, has_live_pattern, points_only, send_loss
+from boxfish.engine.xttt.evaluate import W_PTS, evaluate
+from boxfish.engine.xttt.search import Searcher
+
+from .helpers import PATTERNS, ROWS, Grid, cell
 
 # Drawn edge blocks that spoil all 12 big-board patterns for both players.
 DEAD = [(0, 1), (1, 3), (2, 0), (3, 2)]

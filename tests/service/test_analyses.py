@@ -8,9 +8,8 @@ import time
 import uuid
 
 import pytest
-
-import engine
-from service.app import create_app
+from boxfish import engine
+from boxfish.service.app import create_app
 
 from .conftest import CheckedClient, descendants, start_worker, stop_process, wait_for_workers
 

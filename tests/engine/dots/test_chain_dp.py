@@ -5,9 +5,14 @@ from __future__ import annotations
 import itertools
 import random
 
-from engine.dots.chain_dp import components, controlled_value, loony_endgame_value, loony_value
-from engine.dots.search_board import bits, tables
-from engine.dots.search_core import solve
+from boxfish.engine.dots.chain_dp import (
+    components,
+    controlled_value,
+    loony_endgame_value,
+    loony_value,
+)
+from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.search_core import solve
 
 from .test_search_exact import brute  # noqa: E402
 

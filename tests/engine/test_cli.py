@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.cli import main
+from boxfish.engine.cli import main
 
 
 def test_json_output(capsys):

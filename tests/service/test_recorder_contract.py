@@ -7,17 +7,16 @@ import time
 import uuid
 
 import pytest
-
-from service.events import MoveEvent
-from service.keys import KeySpace
-from service.recorder import (
+from boxfish.service.events import MoveEvent
+from boxfish.service.keys import KeySpace
+from boxfish.service.recorder import (
     GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
     InMemoryRecorder,
     SerialConflict,
 )
-from service.redis_recorder import RedisRecorder
+from boxfish.service.redis_recorder import RedisRecorder
 
 
 @pytest.fixture(params=["memory", "redis"])

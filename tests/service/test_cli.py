@@ -11,9 +11,9 @@ import time
 import urllib.error
 import urllib.request
 
-from service.embedded_redis import free_port
+from boxfish.service.embedded_redis import free_port
 
-from .conftest import ROOT, descendants
+from .conftest import descendants
 
 
 def cmdline(pid: int) -> bytes:
@@ -35,9 +35,9 @@ def _get(url: str):
 def test_serve_runs_everything_and_stops_cleanly(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
-    env["PYTHONPATH"] = str(ROOT)
     env["BOXFISH_DATA_DIR"] = str(tmp_path / "data")
-    proc = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve",
+                             "--port", str(port),
                              "--workers", "1", "--threads", "4"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -70,13 +70,13 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path):
         assert (tmp_path / "data" / "queue").is_dir()
         # A worker that dies is restarted.
         workers = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
-                   and cmdline(p).count(b"service.cli")]
+                   and cmdline(p).count(b"boxfish.service.cli")]
         assert len(workers) == 1
         os.kill(workers[0], signal.SIGKILL)
         deadline = time.monotonic() + 30
         while True:
             again = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
-                     and cmdline(p).count(b"service.cli") and p != workers[0]]
+                     and cmdline(p).count(b"boxfish.service.cli") and p != workers[0]]
             if again:
                 break
             assert time.monotonic() < deadline, "the killed worker was not restarted"

@@ -9,8 +9,8 @@ import random
 import threading
 from urllib.parse import urlparse
 
-import engine
-from service.embedded_redis import EmbeddedRedis, free_port
+from boxfish import engine
+from boxfish.service.embedded_redis import EmbeddedRedis, free_port
 
 from .conftest import start_gunicorn, stop_process
 

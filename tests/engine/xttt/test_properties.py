@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import random
 
+from boxfish import engine
+from boxfish.engine.xttt.evaluate import evaluate_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import engine
-from engine.xttt.evaluate import evaluate_state
-from tests.xttt.helpers import GAME
+from .helpers import GAME
 
 
 @st.composite

@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from tests.xttt.helpers import GAME
+from .helpers import GAME
 
 # Winning shapes in local (row, col), written out again on purpose.
 SHAPES = (

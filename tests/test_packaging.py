@@ -1,0 +1,62 @@
+"""The installed distribution: one namespace, ``boxfish``, and nothing else at the top level."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """``pip install .`` (not editable, no dependencies) into a fresh target folder."""
+    target = tmp_path_factory.mktemp("site")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
+         "--target", str(target), str(ROOT)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return target
+
+
+def _python(target: Path, code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` seeing only the fresh install and the dependencies: ``-S`` skips the
+    site hooks, so this checkout's editable install is not on the path."""
+    deps = sysconfig.get_paths()["purelib"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(target), deps])
+    return subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          env=env, cwd=target, timeout=120)
+
+
+def test_only_boxfish_lands_at_the_top_level(installed):
+    names = {p.name for p in installed.iterdir()}
+    packages = {n for n in names if not n.endswith(".dist-info") and n != "bin"}
+    assert packages == {"boxfish"}
+    assert not (installed / "boxfish" / "__init__.py").exists()  # a namespace, nothing more
+    assert (installed / "boxfish" / "service" / "openapi.yaml").is_file()
+
+
+@pytest.mark.parametrize("name", ["engine", "service", "workers", "tests", "bench"])
+def test_the_old_top_level_names_are_not_importable(installed, name):
+    proc = _python(installed, f"import {name}")
+    assert proc.returncode != 0
+    assert f"No module named '{name}'" in proc.stderr
+
+
+def test_the_namespace_imports(installed):
+    proc = _python(installed, (
+        "import boxfish.engine, boxfish.service, boxfish.workers\n"
+        "import boxfish.service.app, boxfish.workers.analysis, boxfish.engine.cli\n"
+        "print(boxfish.engine.__file__)\n"
+        "print(boxfish.service.app.find_openapi())"))
+    assert proc.returncode == 0, proc.stderr
+    engine_file, openapi = proc.stdout.split()
+    assert Path(engine_file).is_relative_to(installed)
+    assert Path(openapi).is_relative_to(installed)
