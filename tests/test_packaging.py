@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -15,11 +16,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """``pip install .`` (not editable, no dependencies) into a fresh target folder."""
+    """``pip install .`` (not editable, no dependencies) of a copy of the source tree (so the
+    build leaves nothing in the checkout) into a fresh target folder."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "openapi.yaml"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("engine", "service", "workers"):
+        shutil.copytree(ROOT / name, source / name, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     target = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
-         "--target", str(target), str(ROOT)],
+         "--target", str(target), str(source)],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return target
