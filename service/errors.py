@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 
 import redis
-from boxfish.engine import IllegalMove, ReplayError, UnknownGame
 from flask import Flask, Response
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
+
+from boxfish.engine import IllegalMove, ReplayError, UnknownGame
 
 from .problems import Problem, invalid
 from .recorder import GameNotFound, IdempotencyKeyReused, SerialConflict

@@ -18,6 +18,7 @@ import os
 import threading
 
 import redis
+
 from boxfish import engine
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import re
 
-from boxfish.engine import game_names, load_game
 from flask import current_app, request
+
+from boxfish.engine import game_names, load_game
 
 from ..models import GameChoice, param_names, with_params
 from ..problems import Problem, invalid

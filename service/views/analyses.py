@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from boxfish.engine import IllegalMove
 from flask import Blueprint, request
+
+from boxfish.engine import IllegalMove
 
 from ..models import AnalysisFields, GameAnalysis
 from ..problems import Problem, invalid

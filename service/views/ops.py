@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from boxfish.workers.worker import WORKER_TTL_S
 from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST
 from rq import Worker
+
+from boxfish.workers.worker import WORKER_TTL_S
 
 from ..problems import Problem
 from . import ctx

@@ -20,13 +20,14 @@ from pathlib import Path
 
 import pytest
 import redis
+from openapi_core import Config, OpenAPI
+from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
+from werkzeug.wrappers import Request
+
 from boxfish.service import supervisor
 from boxfish.service.app import create_app
 from boxfish.service.config import Settings
 from boxfish.service.embedded_redis import EmbeddedRedis, free_port
-from openapi_core import Config, OpenAPI
-from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
-from werkzeug.wrappers import Request
 
 ROOT = Path(__file__).resolve().parents[2]
 

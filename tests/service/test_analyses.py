@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+
 from boxfish import engine
 from boxfish.service.app import create_app
 

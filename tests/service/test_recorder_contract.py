@@ -7,6 +7,7 @@ import time
 import uuid
 
 import pytest
+
 from boxfish.service.events import MoveEvent
 from boxfish.service.keys import KeySpace
 from boxfish.service.recorder import (

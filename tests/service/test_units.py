@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from boxfish.service.config import Settings
 from boxfish.service.events import MoveEvent
 from boxfish.service.keys import KeySpace
