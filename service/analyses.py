@@ -1,7 +1,8 @@
 """The analyses application service: turn an analysis request into an RQ job and report on it.
 
-A request is reduced to a canonical dict (game, params, position, limits); its SHA-256 names
-the job key ``<prefix>:analysis:job:<hash>``, which points at the RQ job for it. While that job
+A request is an :class:`~service.analysis_request.AnalysisRequest` (canonical: game, params,
+position, limits); its digest names the job key ``<prefix>:analysis:job:<queue>:<digest>``,
+which points at the RQ job for it. The job carries the request's JSON form. While that job
 is queued, started or finished (RQ keeps finished jobs for ``result_ttl_s``), an identical
 request joins it instead of enqueueing another; so finished results are cached by position.
 
@@ -12,19 +13,19 @@ see :mod:`workers.analysis`) and failed through RQ's own abandoned-job handling
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 import uuid
 from datetime import UTC, datetime
 
 import redis
+from pydantic import ValidationError
 from rq import Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 from rq.results import Result
 
+from .analysis_request import AnalysisRequest
 from .config import Settings
 from .keys import KeySpace
 from .problems import Problem
@@ -37,11 +38,6 @@ _STATUS = {
     JobStatus.FAILED: "failed", JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed",
 }
 DONE = ("finished", "failed")
-
-
-def request_hash(request: dict) -> str:
-    text = json.dumps(request, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _error_text(job: Job) -> str:
@@ -72,14 +68,14 @@ class AnalysisService:
 
     # -- submitting ----------------------------------------------------------------------
 
-    def submit(self, request: dict) -> tuple[Job, str]:
-        """Enqueue ``request`` (canonical, validated) or join the identical job.
+    def submit(self, request: AnalysisRequest) -> tuple[Job, str]:
+        """Enqueue ``request`` or join the identical job.
 
         Returns ``(job, how)`` with how ``"new"`` or ``"joined"``. Raises a 503 Problem when the
         queue is full.
         """
-        h = request_hash(request)
-        job_key = self.keys.analysis_job(f"{self.queue.name}:{h}")
+        h = request.digest()
+        job_key = self.keys.analysis_job(self.queue.name, h)
         existing = self.redis.get(job_key)
         if existing is not None:
             job = self._fetch(existing.decode())
@@ -93,16 +89,16 @@ class AnalysisService:
                           f"{queued} analyses are waiting; retry later",
                           headers={"Retry-After": "5"}, queue_length=queued)
         job_id = uuid.uuid4().hex
-        timeout_s = request["time_ms"] // 1000 + self.settings.job_timeout_margin_s
+        timeout_s = request.time_ms // 1000 + self.settings.job_timeout_margin_s
         # The job key lives as long as the job can: in the queue, running, then its result.
         ttl = timeout_s + self.settings.result_ttl_s + 3600
         self.redis.set(job_key, job_id, ex=ttl)
         job = self.queue.enqueue(
-            JOB_FUNCTION, request,
+            JOB_FUNCTION, request.model_dump(mode="json"),
             alive_key=self.keys.analysis_alive(job_id), alive_ttl_s=self.settings.job_liveness_s,
             job_id=job_id, job_timeout=timeout_s, result_ttl=self.settings.result_ttl_s,
             failure_ttl=self.settings.failure_ttl_s, ttl=timeout_s + 3600,
-            description=f"analyse {request['game']} {h[:12]}", meta={"request_hash": h})
+            description=f"analyse {request.game} {h[:12]}", meta={"request_hash": h})
         return job, "new"
 
     # -- reading -------------------------------------------------------------------------
@@ -175,10 +171,18 @@ class AnalysisService:
             view["result"] = job.return_value()
         elif status == "failed":
             view["error"] = _error_text(job)
-        request = job.args[0] if job.args else None
-        if isinstance(request, dict):
-            view["request"] = request
+        request = self.request_of(job)
+        if request is not None:
+            view["request"] = request.model_dump(mode="json")
         return view
+
+    @staticmethod
+    def request_of(job: Job) -> AnalysisRequest | None:
+        """The request ``job`` runs (None if it carries none this version can read)."""
+        try:
+            return AnalysisRequest.model_validate(job.args[0]) if job.args else None
+        except ValidationError:
+            return None
 
     def queue_length(self) -> int:
         return self.queue.count

@@ -2,15 +2,27 @@
 
 Every setting can be given as an environment variable ``BOXFISH_<NAME>`` (``REDIS_URL`` is also
 read without the prefix, as most hosting platforms set it). Tests and the CLI build a
-:class:`Settings` directly and pass it to :func:`service.app.create_app`.
+:class:`Settings` directly and pass it to :func:`service.app.create_app`; a worker process
+reads its own once (see :func:`workers.analysis.process_runner`).
+
+The constants the API and the workers share live here too, so the API never imports the
+workers' modules.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: RQ's worker TTL, in seconds: a worker sends a heartbeat about every (this - 15) s, and
+#: ``/readyz`` trusts a worker whose last heartbeat is younger than this plus a margin.
+WORKER_TTL_S = 35
+
+#: Default size of a worker process's search cache, in positions (see
+#: :attr:`Settings.search_cache_entries`).
+DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
 
 
 class Settings(BaseSettings):
@@ -49,6 +61,10 @@ class Settings(BaseSettings):
 
     #: Run each analysis in a forked work horse (isolation) instead of in the worker process.
     worker_fork: bool = False
+    #: Positions a worker process keeps between jobs, per game and board size (an
+    #: ``engine.SearchCache``): successive positions of one game start warm. 0 (or less)
+    #: turns the cache off; an empty value means the default.
+    search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
 
     # Server-Sent Events.
     sse_keepalive_s: float = Field(default=15.0, gt=0)
@@ -66,6 +82,19 @@ class Settings(BaseSettings):
     appendfsync: Literal["always", "everysec", "no"] = "always"
     #: AOF fsync policy of the embedded queue Redis (analysis jobs only).
     queue_appendfsync: Literal["always", "everysec", "no"] = "everysec"
+
+    @field_validator("search_cache_entries", mode="before")
+    @classmethod
+    def _entries(cls, raw):
+        if not isinstance(raw, str):
+            return raw
+        if not raw.strip():
+            return DEFAULT_SEARCH_CACHE_ENTRIES
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError(
+                f"BOXFISH_SEARCH_CACHE_ENTRIES must be an integer, got {raw!r}") from None
 
     @property
     def job_queue_url(self) -> str | None:

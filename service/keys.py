@@ -9,8 +9,8 @@ records live in one Redis Cluster slot and the append script may touch them toge
 
 Analysis keys::
 
-    <prefix>:analysis:job:<queue>:<request hash>   String: id of the RQ job for that request
-    <prefix>:analysis:alive:<job id>       String with a short TTL, refreshed by the running job
+    <prefix>:analysis:job:<queue>:<request digest>   String: id of the RQ job for that request
+    <prefix>:analysis:alive:<job id>         String with a short TTL, refreshed by the running job
 
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 """
@@ -46,8 +46,9 @@ class KeySpace:
     def game_idempotency(self, game_id: str) -> str:
         return self._game(game_id, GAME_IDEMPOTENCY)
 
-    def analysis_job(self, request_hash: str) -> str:
-        return f"{self.prefix}:{ANALYSIS_JOB}:{request_hash}"
+    def analysis_job(self, queue: str, request_digest: str) -> str:
+        """The key naming the job of a request (``AnalysisRequest.digest()``) on ``queue``."""
+        return f"{self.prefix}:{ANALYSIS_JOB}:{queue}:{request_digest}"
 
     def analysis_alive(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_ALIVE}:{job_id}"

@@ -1,60 +1,66 @@
-"""The analysis job: rebuild the position from a canonical request and run ``engine.analyse``.
+"""The analysis job: run one :class:`~service.analysis_request.AnalysisRequest` with
+``engine.analyse``.
 
-A request (built and validated by the API, see ``service.views.analyses``) is a dict::
+The job's argument is the request's JSON form, read back with ``AnalysisRequest.model_validate``
+(the API enqueues it, see :meth:`service.analyses.AnalysisService.submit`). Progress after each
+completed depth goes to ``job.meta["progress"]``. While the job runs, a thread refreshes
+``alive_key`` (TTL ``alive_ttl_s``) so the API can tell a dead worker from a slow one.
 
-    {"game": name, "params": {...}, "moves": [[...], ...] | None,
-     "lines": str | None, "to_move": 0 | 1 | None, "scores": [a, b] | None,
-     "time_ms": int, "multipv": int | None}
-
-Progress after each completed depth goes to ``job.meta["progress"]``. While the job runs, a
-thread refreshes ``alive_key`` (TTL ``alive_ttl_s``) so the API can tell a dead worker from a
-slow one.
+State between jobs belongs to an :class:`AnalysisRunner`, one per worker process, made on first
+use from the process's settings by :func:`process_runner` (the one place RQ's module-level job
+function finds it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import functools
 import threading
 
 import redis
 
 from boxfish import engine
+from boxfish.service.analysis_request import AnalysisRequest
+from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
 
 
-def build_state(request: dict):
-    """The engine state a request describes (raises ValueError / IllegalMove on bad input)."""
-    game = engine.load_game(request["game"], **request.get("params", {}))
-    if request.get("lines") is not None:
-        if not hasattr(game, "from_lines"):
-            raise ValueError(f"{game.name} positions cannot be given as lines")
-        return game.from_lines(request["lines"], to_move=request.get("to_move") or 0,
-                               scores=tuple(request.get("scores") or (0, 0)))
-    moves = request.get("moves") or []
-    return engine.replay(game, enumerate((game.parse_move(m) for m in moves), start=1))
+class AnalysisRunner:
+    """Runs analysis requests and owns what a worker process keeps between them: the search
+    cache (an ``engine.SearchCache`` of ``search_cache_entries`` positions, or None when that
+    is 0 or less), so successive positions of one game start warm."""
+
+    def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES) -> None:
+        self.search_cache: engine.SearchCache | None = (
+            engine.SearchCache(max_entries=search_cache_entries)
+            if search_cache_entries > 0 else None)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AnalysisRunner:
+        return cls(search_cache_entries=settings.search_cache_entries)
+
+    def analyse(self, request: AnalysisRequest, on_progress=None,
+                while_searching: contextlib.AbstractContextManager | None = None) -> dict:
+        """``Analysis.to_dict()`` of the request's position within its limits. The state is
+        built first (raising the engine's ValueError / IllegalMove on a bad request), then the
+        search runs inside ``while_searching`` (e.g. the job's liveness key)."""
+        state = request.build_state()
+        with while_searching or contextlib.nullcontext():
+            analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
+                                      on_progress=on_progress, cache=self.search_cache)
+        return analysis.to_dict()
 
 
-#: Positions a worker process keeps between jobs, per game and board size (an
-#: ``engine.SearchCache``): successive positions of one game start warm. The environment
-#: variable BOXFISH_SEARCH_CACHE_ENTRIES overrides it; 0 turns the cache off.
-DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
-_search_cache: engine.SearchCache | None = None
+@functools.cache
+def process_runner() -> AnalysisRunner:
+    """This process's runner, made on first use from ``Settings()`` (the environment; e.g.
+    ``BOXFISH_SEARCH_CACHE_ENTRIES``) and kept for the life of the process. Raises ValueError
+    on a bad setting (then nothing is kept). ``process_runner.cache_clear()`` drops it."""
+    return AnalysisRunner.from_settings(Settings())
 
 
 def search_cache() -> engine.SearchCache | None:
-    """This process's search cache (made on first use), or None when it is turned off."""
-    global _search_cache
-    if _search_cache is None:
-        raw = os.environ.get("BOXFISH_SEARCH_CACHE_ENTRIES", "")
-        try:
-            entries = int(raw) if raw.strip() else DEFAULT_SEARCH_CACHE_ENTRIES
-        except ValueError:
-            raise ValueError(
-                f"BOXFISH_SEARCH_CACHE_ENTRIES must be an integer, got {raw!r}") from None
-        if entries <= 0:
-            return None
-        _search_cache = engine.SearchCache(max_entries=entries)
-    return _search_cache
+    """This process's search cache, or None when it is turned off."""
+    return process_runner().search_cache
 
 
 class _Liveness:
@@ -85,8 +91,10 @@ class _Liveness:
         self.connection.delete(self.key)
 
 
-def run_analysis(request: dict, alive_key: str | None = None, alive_ttl_s: float = 5.0) -> dict:
-    """The RQ job: returns ``Analysis.to_dict()`` for the requested position and limits."""
+def run_analysis(request: dict | AnalysisRequest, alive_key: str | None = None,
+                 alive_ttl_s: float = 5.0) -> dict:
+    """The RQ job: ``Analysis.to_dict()`` for ``request`` (its JSON form, or the model itself),
+    run by this process's :func:`process_runner`."""
     from rq import get_current_job
 
     job = get_current_job()
@@ -97,11 +105,7 @@ def run_analysis(request: dict, alive_key: str | None = None, alive_ttl_s: float
                                     if k in ("depth", "best_move", "value", "exact", "nodes")}
             job.save_meta()
 
-    state = build_state(request)
     liveness = (_Liveness(job.connection, alive_key, alive_ttl_s)
-                if job is not None and alive_key else contextlib.nullcontext())
-    with liveness:
-        analysis = engine.analyse(state, time_ms=request["time_ms"],
-                                  multipv=request.get("multipv"), on_progress=on_progress,
-                                  cache=search_cache())
-    return analysis.to_dict()
+                if job is not None and alive_key else None)
+    return process_runner().analyse(AnalysisRequest.model_validate(request), on_progress,
+                                    while_searching=liveness)

