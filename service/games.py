@@ -16,7 +16,8 @@ import json
 import secrets
 import threading
 import time
-from collections import OrderedDict
+
+from cachetools import LRUCache
 
 from boxfish import engine
 from boxfish.engine import IllegalMove
@@ -78,7 +79,8 @@ class GameService:
         self.recorder = recorder
         self.cache = cache
         self._lock = threading.Lock()
-        self._static: OrderedDict[str, GameMeta] = OrderedDict()
+        #: game id -> metadata seen last, as many games as the state cache holds states.
+        self._static: LRUCache[str, GameMeta] = LRUCache(cache.max_entries)
 
     # -- games ---------------------------------------------------------------------------
 
@@ -108,18 +110,12 @@ class GameService:
         """The game's metadata as cached in this process: only the fields that never change
         (game, params, token hash) are to be trusted, not ``serial`` or ``status``."""
         with self._lock:
-            meta = self._static.get(game_id)
-            if meta is not None:
-                self._static.move_to_end(game_id)
-                return meta
-        return self.meta(game_id)
+            meta = self._static.get(game_id)  # a read marks it recently used
+        return meta if meta is not None else self.meta(game_id)
 
     def _remember(self, meta: GameMeta) -> None:
         with self._lock:
             self._static[meta.game_id] = meta
-            self._static.move_to_end(meta.game_id)
-            while len(self._static) > self.cache.max_entries:
-                self._static.popitem(last=False)
 
     @staticmethod
     def game_of(meta: GameMeta):

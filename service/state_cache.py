@@ -4,35 +4,62 @@ Cached states are shared and must be treated as immutable: :meth:`StateCache.get
 the cached object, and whoever wants to play on it calls ``state.copy()`` first. Rebuilding a
 game at serial N starts from the newest cached state at or before N and replays only the
 events after it.
+
+The entries are a ``cachetools.LRUCache`` (:class:`SerialIndexedLRU`) that also keeps, per
+game, the set of its cached serials, updated on every insertion and every removal (eviction
+included), so :meth:`StateCache.nearest` and :meth:`StateCache.latest` need not scan the cache.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+
+from cachetools import LRUCache
+
+
+class SerialIndexedLRU(LRUCache):
+    """An LRU of ``(game id, serial) -> state`` with the index ``serials``: game id -> the
+    serials of that game in the cache (a game with none is not in the index)."""
+
+    def __init__(self, maxsize: int) -> None:
+        super().__init__(maxsize)
+        self.serials: dict[str, set[int]] = {}
+
+    def __setitem__(self, key: tuple[str, int], value) -> None:
+        super().__setitem__(key, value)  # evicts (through __delitem__) first when full
+        game_id, serial = key
+        self.serials.setdefault(game_id, set()).add(serial)
+
+    def __delitem__(self, key: tuple[str, int]) -> None:
+        # Every removal comes here: popitem (eviction), pop and del.
+        super().__delitem__(key)
+        game_id, serial = key
+        serials = self.serials[game_id]
+        serials.discard(serial)
+        if not serials:
+            del self.serials[game_id]
+
+    def clear(self) -> None:
+        super().clear()
+        self.serials.clear()
 
 
 class StateCache:
+    """The states, with hit and miss counters; safe to share between threads."""
+
     def __init__(self, max_entries: int = 1024) -> None:
-        self.max_entries = max_entries
         self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, int], object] = OrderedDict()
-        self._serials: dict[str, set[int]] = {}
+        self._entries = SerialIndexedLRU(max_entries)
         self.hits = 0
         self.misses = 0
 
+    @property
+    def max_entries(self) -> int:
+        return self._entries.maxsize
+
     def put(self, game_id: str, serial: int, state) -> None:
         with self._lock:
-            key = (game_id, serial)
-            self._entries[key] = state
-            self._entries.move_to_end(key)
-            self._serials.setdefault(game_id, set()).add(serial)
-            while len(self._entries) > self.max_entries:
-                (gid, s), _ = self._entries.popitem(last=False)
-                serials = self._serials[gid]
-                serials.discard(s)
-                if not serials:
-                    del self._serials[gid]
+            self._entries[(game_id, serial)] = state
 
     def get(self, game_id: str, serial: int):
         """The state at exactly ``serial``, or None."""
@@ -42,28 +69,26 @@ class StateCache:
                 self.misses += 1
                 return None
             self.hits += 1
-            self._entries.move_to_end((game_id, serial))
             return state
 
     def nearest(self, game_id: str, serial: int):
         """``(serial', state)`` with the greatest cached serial' <= ``serial``, or None."""
         with self._lock:
-            below = [s for s in self._serials.get(game_id, ()) if s <= serial]
+            below = [s for s in self._entries.serials.get(game_id, ()) if s <= serial]
             if not below:
                 self.misses += 1
                 return None
             best = max(below)
-            self._entries.move_to_end((game_id, best))
             if best == serial:
                 self.hits += 1
             else:
                 self.misses += 1
-            return best, self._entries[(game_id, best)]
+            return best, self._entries[(game_id, best)]  # a read marks it recently used
 
     def latest(self, game_id: str) -> int | None:
         """The greatest cached serial of ``game_id``, or None."""
         with self._lock:
-            serials = self._serials.get(game_id)
+            serials = self._entries.serials.get(game_id)
             return max(serials) if serials else None
 
     def __len__(self) -> int:

@@ -1,9 +1,17 @@
-"""Narrow unit tests: the state cache, events, keys, configuration, the CLI's plumbing."""
+"""Narrow unit tests: the state and metadata caches, events, keys, configuration, the CLI's
+plumbing, what the API imports."""
 
 from __future__ import annotations
 
-import pytest
+import subprocess
+import sys
 
+import hypothesis
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from boxfish import engine
 from boxfish.service.config import Settings
 from boxfish.service.events import MoveEvent
 from boxfish.service.keys import KeySpace
@@ -70,25 +78,93 @@ def test_worker_without_redis_url(monkeypatch, capsys):
     assert "REDIS_URL" in capsys.readouterr().err
 
 
-def test_worker_search_cache_follows_the_environment(monkeypatch):
-    import boxfish.workers.analysis as wa
-    from boxfish import engine
+def test_state_cache_counts_hits_and_misses_and_reads_mark_entries_used():
+    cache = StateCache(max_entries=2)
+    cache.put("g", 0, "s0")
+    cache.put("g", 1, "s1")
+    assert cache.nearest("g", 0) == (0, "s0")  # exact: a hit; 0 is now the most recent
+    cache.put("g", 2, "s2")  # evicts 1, the least recently used
+    assert cache.get("g", 1) is None and cache.get("g", 2) == "s2"
+    assert cache.nearest("g", 1) == (0, "s0")  # below the serial asked for: a miss
+    assert cache.nearest("h", 5) is None
+    assert (cache.hits, cache.misses) == (2, 3)
+    assert cache.max_entries == 2
 
-    monkeypatch.setattr(wa, "_search_cache", None)
+
+def test_state_cache_serial_index_follows_eviction():
+    cache = StateCache(max_entries=3)
+    for serial in (4, 7, 9):
+        cache.put("a", serial, f"a{serial}")
+    assert cache.latest("a") == 9
+    cache.get("a", 4)
+    cache.get("a", 7)
+    cache.put("b", 1, "b1")  # evicts a@9, the newest serial but the least recently used
+    assert cache.latest("a") == 7 and cache.nearest("a", 9) == (7, "a7")  # a read of a@7
+    cache.put("b", 2, "b2")  # evicts a@4
+    cache.put("b", 3, "b3")  # evicts b@1
+    assert cache.nearest("a", 6) is None and cache.nearest("b", 1) is None
+    assert cache.latest("a") == 7 and cache.nearest("b", 9) == (3, "b3")
+    cache.put("b", 4, "b4")  # evicts a@7: no state of game a is left
+    assert cache.latest("a") is None and cache.nearest("a", 100) is None
+    assert cache.latest("b") == 4 and len(cache) == 3
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["put", "get", "nearest"]), st.sampled_from("abc"),
+                          st.integers(0, 9)), max_size=60), st.integers(1, 6))
+def test_state_cache_serial_index_is_consistent_under_eviction(ops, size):
+    cache = StateCache(max_entries=size)
+    for op, game_id, serial in ops:
+        if op == "put":
+            cache.put(game_id, serial, (game_id, serial))
+        elif op == "get":
+            cache.get(game_id, serial)
+        else:
+            cache.nearest(game_id, serial)
+        keys = set(cache._entries)
+        assert len(keys) == len(cache) <= size
+        index = {g: {s for k, s in keys if k == g} for g, _ in keys}
+        assert cache._entries.serials == index
+        for g in "abc":
+            cached = index.get(g, set())
+            assert cache.latest(g) == (max(cached) if cached else None)
+            below = [s for s in cached if s <= serial]
+            assert cache.nearest(g, serial) == ((max(below), (g, max(below))) if below else None)
+
+
+def test_game_service_remembers_static_metadata_lru():
+    from boxfish.service.games import GameService
+    from boxfish.service.recorder import InMemoryRecorder
+
+    recorder = InMemoryRecorder()
+    games = GameService(recorder, StateCache(max_entries=2))
+    dots = engine.load_game("dots-and-boxes", width=2, height=2)
+    ids = [games.create(dots)[0].game_id for _ in range(3)]  # remembers the last two
+    reads = []
+    real = recorder.get_meta
+    recorder.get_meta = lambda game_id: reads.append(game_id) or real(game_id)
+    assert games.static_meta(ids[1]).game_id == ids[1] and reads == []
+    assert games.static_meta(ids[0]).game_id == ids[0] and reads == [ids[0]]  # read, kept
+    assert games.static_meta(ids[0]) is not None and reads == [ids[0]]
+    games.static_meta(ids[2])  # evicted by ids[0], the least recently used then
+    assert reads == [ids[0], ids[2]]
+
+
+def test_the_api_imports_no_worker_module():
+    code = ("import sys\n"
+            "import boxfish.service.app, boxfish.service.views.ops, boxfish.service.analyses\n"
+            "from boxfish.service.app import create_app\n"
+            "print(sorted(m for m in sys.modules if m.startswith('boxfish.workers')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_workers_share_the_service_constants(monkeypatch):
+    from boxfish.service import config
+    from boxfish.workers import analysis, worker
+
+    assert worker.WORKER_TTL_S is config.WORKER_TTL_S
+    assert analysis.DEFAULT_SEARCH_CACHE_ENTRIES == config.DEFAULT_SEARCH_CACHE_ENTRIES
     monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)
-    cache = wa.search_cache()
-    assert isinstance(cache, engine.SearchCache)
-    assert cache.max_entries == wa.DEFAULT_SEARCH_CACHE_ENTRIES
-    assert wa.search_cache() is cache  # one per process, kept between jobs
-
-    monkeypatch.setattr(wa, "_search_cache", None)
-    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "1234")
-    assert wa.search_cache().max_entries == 1234
-
-    monkeypatch.setattr(wa, "_search_cache", None)
-    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "0")
-    assert wa.search_cache() is None
-
-    monkeypatch.setenv("BOXFISH_SEARCH_CACHE_ENTRIES", "lots")
-    with pytest.raises(ValueError, match="BOXFISH_SEARCH_CACHE_ENTRIES"):
-        wa.search_cache()
+    assert Settings().search_cache_entries == config.DEFAULT_SEARCH_CACHE_ENTRIES
