@@ -1,4 +1,4 @@
-"""WSGI entry point for gunicorn: ``gunicorn 'service.wsgi:app'`` (settings from the
+"""WSGI entry point for gunicorn: ``gunicorn 'boxfish.service.wsgi:app'`` (settings from the
 environment; ``REDIS_URL`` must be set)."""
 
 from .app import create_app

@@ -1,5 +1,7 @@
-"""Games: create one, read its state, read its seed-000 index (x -> y -> o -> serial, the
-keys as strings since JSON object keys are strings)."""
+"""Games: create one, read its state, read its move index.
+
+The move index of a Dots-and-Boxes game maps x -> y -> orientation -> the serial of the move
+that drew that line (``state.index()``); here its keys are strings, as JSON object keys are."""
 
 from __future__ import annotations
 
@@ -48,5 +50,5 @@ def get_index(game_id: str):
     state = games.state_at(meta)
     if not hasattr(state, "index"):
         raise Problem(404, "no-index", "No index",
-                      f"{meta.game} games have no seed-000 index")
+                      f"{meta.game} games have no move index")
     return _stringify(state.index()), 200, {"ETag": f'"{meta.serial}"'}
