@@ -83,3 +83,23 @@ def work_here(redis_client):
             for sig, handler in saved.items():
                 signal.signal(sig, handler)
     return work
+
+
+@pytest.fixture
+def spy_runner(monkeypatch):
+    """This process's analysis runner (``workers.analysis.process_runner()``) replaced by one
+    that records, in ``.seen``, the requests it runs."""
+    from boxfish.workers import analysis
+
+    class SpyRunner(analysis.AnalysisRunner):
+        def __init__(self) -> None:
+            super().__init__(search_cache_entries=1000)
+            self.seen: list = []
+
+        def analyse(self, request, *args, **kwargs):
+            self.seen.append(request)
+            return super().analyse(request, *args, **kwargs)
+
+    spy = SpyRunner()
+    monkeypatch.setattr(analysis, "process_runner", lambda: spy)
+    return spy

@@ -9,7 +9,6 @@ import json
 import pytest
 from pydantic import ValidationError
 
-import boxfish.workers.analysis as wa
 from boxfish import engine
 from boxfish.service.analysis_request import AnalysisRequest
 from boxfish.service.app import create_app
@@ -104,18 +103,8 @@ def test_build_state_raises_the_engines_errors():
         AnalysisRequest.for_game(xttt, time_ms=5, lines="0").build_state()
 
 
-class SpyRunner(wa.AnalysisRunner):
-    def __init__(self) -> None:
-        super().__init__(search_cache_entries=1000)
-        self.seen: list[AnalysisRequest] = []
-
-    def analyse(self, request, *args, **kwargs):
-        self.seen.append(request)
-        return super().analyse(request, *args, **kwargs)
-
-
 def test_the_api_and_the_worker_see_the_same_request(settings, redis_client, spec, new_game,
-                                                      work_here, monkeypatch):
+                                                      work_here, spy_runner):
     own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-same-request"})
     client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
     body = {"game": "dots-and-boxes", "width": 2, "height": 1, "moves": MOVES,
@@ -133,9 +122,7 @@ def test_the_api_and_the_worker_see_the_same_request(settings, redis_client, spe
     assert stored.json["id"] == submitted.json["id"]
     assert stored.json["request"] == submitted.json["request"]
 
-    spy = SpyRunner()
-    monkeypatch.setattr(wa, "process_runner", lambda: spy)
     work_here(own.queue_name)
-    assert spy.seen == [expected]
+    assert spy_runner.seen == [expected]
     done = client.get(f"/v1/analyses/{submitted.json['id']}").json
     assert done["status"] == "finished" and done["request"] == submitted.json["request"]

@@ -27,18 +27,6 @@ def direct(request: AnalysisRequest) -> dict:
     return engine.analyse(request.build_state(), time_ms=request.time_ms).to_dict()
 
 
-class SpyRunner(wa.AnalysisRunner):
-    """A runner that records the requests it is given."""
-
-    def __init__(self) -> None:
-        super().__init__(search_cache_entries=1000)
-        self.seen: list[AnalysisRequest] = []
-
-    def analyse(self, request, *args, **kwargs):
-        self.seen.append(request)
-        return super().analyse(request, *args, **kwargs)
-
-
 @pytest.fixture
 def fresh_runner():
     """Drop this process's runner before and after the test (it reads the settings once)."""
@@ -100,19 +88,16 @@ def test_a_runner_owns_its_search_cache_and_passes_it_to_every_search(monkeypatc
     assert first["exact"] and first["value"] == want["value"] == second["value"]
 
 
-def test_run_analysis_takes_the_json_form_or_the_model(monkeypatch):
-    spy = SpyRunner()
-    monkeypatch.setattr(wa, "process_runner", lambda: spy)
+def test_run_analysis_takes_the_json_form_or_the_model(spy_runner):
     request = trivial(multipv=2)
     from_json = wa.run_analysis(request.model_dump(mode="json"))
     from_model = wa.run_analysis(request)
-    assert spy.seen == [request, request]
+    assert spy_runner.seen == [request, request]
     assert from_json["value"] == from_model["value"] == direct(request)["value"]
     assert len(from_json["moves"]) == 2
 
 
-def test_run_analysis_raises_the_engines_error_for_a_bad_request(monkeypatch):
-    monkeypatch.setattr(wa, "process_runner", SpyRunner)
+def test_run_analysis_raises_the_engines_error_for_a_bad_request(spy_runner):
     illegal = {**trivial().model_dump(mode="json"), "moves": [[1, 1, 1], [1, 1, 1]]}
     with pytest.raises(engine.ReplayError):
         wa.run_analysis(illegal)
@@ -121,7 +106,7 @@ def test_run_analysis_raises_the_engines_error_for_a_bad_request(monkeypatch):
         wa.run_analysis(xttt_lines)
 
 
-def test_a_request_round_trips_through_the_job(settings, redis_client, work_here, monkeypatch):
+def test_a_request_round_trips_through_the_job(settings, redis_client, work_here, spy_runner):
     own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-round-trip"})
     service = AnalysisService(redis_client, own, KeySpace(own.key_prefix))
     request = trivial(time_ms=700 + uuid.uuid4().int % 99)
@@ -134,10 +119,8 @@ def test_a_request_round_trips_through_the_job(settings, redis_client, work_here
     assert service.request_of(stored) == request
     assert stored.meta["request_hash"] == request.digest()
 
-    spy = SpyRunner()
-    monkeypatch.setattr(wa, "process_runner", lambda: spy)
     work_here(own.queue_name)
-    assert spy.seen == [request]  # the worker runs the value the API enqueued
+    assert spy_runner.seen == [request]  # the worker runs the value the API enqueued
     assert service.status(stored) == "finished"
     view = service.view(stored)
     assert view["request"] == request.model_dump(mode="json")
