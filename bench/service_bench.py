@@ -160,6 +160,7 @@ def bench_replay(redis_url: str | None) -> dict:
     out = {"engine_events_per_s": n / (time.perf_counter() - t0)}
     if redis_url:
         import redis
+
         from boxfish.service.games import GameService
         from boxfish.service.keys import KeySpace
         from boxfish.service.redis_recorder import RedisRecorder

@@ -4,17 +4,43 @@
 work to the state's game (``Game.analyse``); each game's search lives in its own package.
 The deadline is hard: ``analyse`` returns the best answer found so far, never raises for lack
 of time.
+
+Values are for the side to move. Dots and Boxes: the future boxes of the side to move minus
+the opponent's (``mate_in`` is always None). Extreme Tic-Tac-Toe: evaluation units, a
+heuristic estimate within ``±MAX_EVAL`` (:mod:`engine.xttt.evaluate`) or a proven result; a
+forced big-board pattern win is reported with its distance in ``mate_in`` (see
+:func:`engine.xttt.search.reported_value`).
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
-BOUNDS = ("exact", "lower", "upper", "estimate")
+from cachetools import LRUCache
+
+from .game import Move
+
+
+class Bound(StrEnum):
+    """What a reported value says about the true one (compares equal to, and serialises as,
+    its string)."""
+
+    EXACT = "exact"        #: the value is proven
+    LOWER = "lower"        #: the true value is at least the value (proven)
+    UPPER = "upper"        #: the true value is at most the value (proven)
+    ESTIMATE = "estimate"  #: a heuristic value from the search horizon
+
+
+class Proven(StrEnum):
+    """A game outcome the search proved, for the side to move."""
+
+    WIN = "win"
+    LOSS = "loss"
+    DRAW = "draw"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,28 +57,32 @@ class Limit:
 
 @dataclass(frozen=True, slots=True)
 class MoveValue:
-    """One legal move with its value for the side to move (``bound`` as in :class:`Analysis`)."""
+    """One legal move with its value for the side to move (``bound`` and ``mate_in`` as in
+    :class:`Analysis`, for this move)."""
 
-    move: tuple
+    move: Move
     value: float
     exact: bool
-    bound: str = "exact"
+    bound: Bound = Bound.EXACT
+    mate_in: int | None = None
 
     def to_dict(self) -> dict:
         return {"move": list(self.move), "value": self.value, "exact": self.exact,
-                "bound": self.bound}
+                "bound": str(self.bound), "mate_in": self.mate_in}
 
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Reported through ``on_progress`` after each completed iterative-deepening depth."""
+    """Reported through ``on_progress`` after each completed iterative-deepening depth
+    (``value`` and ``mate_in`` as in :class:`Analysis`)."""
 
     depth: int
-    best_move: tuple | None
+    best_move: Move | None
     value: float
     exact: bool
     nodes: int
     time_ms: float
+    mate_in: int | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -65,27 +95,37 @@ class Analysis:
     """The result of a search.
 
     ``value``: for Dots and Boxes the future boxes of the side to move minus the opponent's
-    (see the spec); for Extreme Tic-Tac-Toe a heuristic score for the side to move, with
-    ``proven`` set to ``"win"``, ``"loss"`` or ``"draw"`` when the search proved the outcome.
-    ``exact`` is true when the value is proven. ``bound`` is ``"exact"`` then; otherwise
-    ``"lower"`` or ``"upper"`` when the search established that the true value is at least or at
-    most the reported one, or ``"estimate"`` for a heuristic value from the search horizon.
+    (see the spec); for Extreme Tic-Tac-Toe a score for the side to move in evaluation units,
+    with ``proven`` set to a :class:`Proven` (``"win"``, ``"loss"`` or ``"draw"``) when the
+    search proved the outcome. ``exact`` is true when the value is proven. ``bound`` (a
+    :class:`Bound`) is ``"exact"`` then; otherwise ``"lower"`` or ``"upper"`` when the search
+    established that the true value is at least or at most the reported one, or
+    ``"estimate"`` for a heuristic value from the search horizon.
+
+    ``mate_in``: for a forced big-board pattern win in Extreme Tic-Tac-Toe, its distance in
+    plies (every move counts, a bonus move too), signed like a UCI ``score mate``: positive
+    when the side to move wins in that many plies, negative when it loses in that many, 0 for
+    a game a pattern has already ended (``proven`` says for whom). ``value`` then stays on the
+    evaluation's scale: a pattern win is worth its 68-0 result (see
+    :func:`engine.xttt.search.reported_value`). None otherwise, and always for Dots and
+    Boxes, whose value is the box margin.
     ``moves``: every legal move (or the ``multipv`` best) with its own value, best first.
     """
 
     game: str
-    best_move: tuple | None
+    best_move: Move | None
     value: float
     exact: bool
-    bound: str
-    pv: list[tuple] = field(default_factory=list)
+    bound: Bound
+    pv: list[Move] = field(default_factory=list)
     depth: int = 0
     nodes: int = 0
     nps: int = 0
     time_ms: float = 0.0
     tt_hits: int = 0
     moves: list[MoveValue] = field(default_factory=list)
-    proven: str | None = None
+    proven: Proven | None = None
+    mate_in: int | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict with the same field names (moves as lists)."""
@@ -94,7 +134,7 @@ class Analysis:
             "best_move": list(self.best_move) if self.best_move is not None else None,
             "value": self.value,
             "exact": self.exact,
-            "bound": self.bound,
+            "bound": str(self.bound),
             "pv": [list(m) for m in self.pv],
             "depth": self.depth,
             "nodes": self.nodes,
@@ -102,7 +142,8 @@ class Analysis:
             "time_ms": round(self.time_ms, 3),
             "tt_hits": self.tt_hits,
             "moves": [m.to_dict() for m in self.moves],
-            "proven": self.proven,
+            "proven": str(self.proven) if self.proven is not None else None,
+            "mate_in": self.mate_in,
         }
 
 
@@ -118,7 +159,7 @@ class SearchCache:
 
     Bounded: each table holds at most ``max_entries`` positions (each game's table says what
     it drops first), and at most ``max_tables`` tables are kept, the least recently used
-    dropped first. Not thread-safe: one cache per thread.
+    dropped first (a ``cachetools.LRUCache``). Not thread-safe: one cache per thread.
     """
 
     def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2) -> None:
@@ -127,19 +168,17 @@ class SearchCache:
                              f"{max_entries!r}, {max_tables!r}")
         self.max_entries = max_entries
         self.max_tables = max_tables
-        self._tables: OrderedDict[Hashable, Any] = OrderedDict()
+        self._tables: LRUCache[Hashable, Any] = LRUCache(maxsize=max_tables)
 
     def table(self, key: Hashable, factory: Callable[[int], Any]) -> Any:
-        """The table stored under ``key``, made by ``factory(max_entries)`` if there is none."""
+        """The table stored under ``key``, made by ``factory(max_entries)`` if there is none
+        (which may drop the least recently used table)."""
         tables = self._tables
-        tab = tables.get(key)
-        if tab is None:
+        try:
+            return tables[key]  # marks it as the most recently used
+        except KeyError:
             tab = tables[key] = factory(self.max_entries)
-            while len(tables) > self.max_tables:
-                tables.popitem(last=False)
-        else:
-            tables.move_to_end(key)
-        return tab
+            return tab
 
     def clear(self) -> None:
         self._tables.clear()

@@ -2,8 +2,20 @@
 
 Every game (Dots and Boxes, Extreme Tic-Tac-Toe) implements :class:`Game` and :class:`State`.
 Code that works for any game (replay, the service, the workers) only uses what is declared here.
-A move is always a tuple of ints (``(x, y, o)`` for Dots and Boxes, ``(row, col)`` for Extreme
-Tic-Tac-Toe); ``Game.parse_move`` turns JSON input into one, raising ``IllegalMove("malformed")``.
+
+A move is always a tuple of ints, :data:`Move` (``(x, y, o)`` for Dots and Boxes, ``(row, col)``
+for Extreme Tic-Tac-Toe); ``Game.parse_move`` turns JSON input into one, raising
+``IllegalMove("malformed")``. Every move also has a dense integer *action id*,
+``0 <= action < Game.num_actions`` (``Game.move_to_action`` / ``Game.action_to_move``): the
+OpenSpiel action id for Dots and Boxes, ``row * 16 + col`` for Extreme Tic-Tac-Toe.
+
+Two ways to play, the same in both games (as in python-chess):
+
+* ``State.play(move) -> Played`` checks its input and raises :class:`IllegalMove` without
+  changing anything; ``State.undo() -> Move`` takes the last move back.
+* ``State.play_unchecked(action) -> int`` takes an action id from ``State.legal_actions()`` and
+  checks nothing (for searches and bulk replay of trusted data); ``State.undo_unchecked() ->
+  int`` takes the last move back. Either undo is the exact inverse of either play.
 """
 
 from __future__ import annotations
@@ -11,11 +23,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from .errors import IllegalMove, UnknownGame
 
-Move = tuple
+#: A move: a tuple of ints, ``(x, y, o)`` in Dots and Boxes, ``(row, col)`` in Extreme
+#: Tic-Tac-Toe.
+Move: TypeAlias = tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +51,8 @@ class State(ABC):
     """A mutable game position with an undo stack.
 
     ``play`` validates and raises :class:`IllegalMove` without changing anything on bad input;
-    ``undo`` is the exact inverse of the last ``play``.
+    ``play_unchecked`` is its fast path for legal action ids. ``undo`` and ``undo_unchecked``
+    are the exact inverse of the last ``play`` or ``play_unchecked``.
     """
 
     game: Game
@@ -53,14 +68,48 @@ class State(ABC):
         """The player to move: 0 or 1."""
 
     @abstractmethod
-    def legal_moves(self) -> list[Move]: ...
+    def legal_moves(self) -> list[Move]:
+        """The legal moves; empty when the game is over."""
 
     @abstractmethod
-    def play(self, move: Iterable[int]) -> Played: ...
+    def legal_actions(self) -> list[int]:
+        """The action ids of the legal moves, each once, in an order the game defines (Dots
+        and Boxes: ascending); empty when the game is over."""
+
+    @abstractmethod
+    def check(self, move: Iterable[int]) -> int:
+        """The action id of ``move`` when it is legal here; raises :class:`IllegalMove`
+        (which says why) otherwise. Changes nothing."""
+
+    def is_legal(self, move: Iterable[int]) -> bool:
+        """Whether ``move`` is legal here (:meth:`check` without the exception)."""
+        try:
+            self.check(move)
+        except IllegalMove:
+            return False
+        return True
+
+    @abstractmethod
+    def play(self, move: Iterable[int]) -> Played:
+        """Play ``move``; raises :class:`IllegalMove` and changes nothing when it is not
+        legal here."""
+
+    @abstractmethod
+    def play_unchecked(self, action: int) -> int:
+        """Play the move with action id ``action`` WITHOUT any check, and return the boxes
+        (Dots and Boxes: 0, 1 or 2) or blocks (Extreme Tic-Tac-Toe: 0 or 1) it completed.
+
+        ``action`` must be one of :meth:`legal_actions`; anything else corrupts the state.
+        """
 
     @abstractmethod
     def undo(self) -> Move:
         """Take back the last move and return it; ``IndexError`` when nothing was played."""
+
+    @abstractmethod
+    def undo_unchecked(self) -> int:
+        """Take back the last move and return its action id, WITHOUT checking that there is
+        one (the fast path of :meth:`undo`)."""
 
     @abstractmethod
     def copy(self) -> State: ...
@@ -89,6 +138,28 @@ class Game(ABC):
 
     @abstractmethod
     def new_state(self) -> State: ...
+
+    @property
+    @abstractmethod
+    def num_actions(self) -> int:
+        """How many action ids there are: every move's id is in ``range(num_actions)``."""
+
+    @abstractmethod
+    def move_to_action(self, move: Any) -> int:
+        """The action id of ``move`` (what ``State.play_unchecked`` takes and
+        ``State.legal_actions`` lists), whether or not the move is legal in some position.
+
+        Raises :class:`IllegalMove` (``malformed`` or ``out_of_range``, as
+        :meth:`parse_move`) for a value that names no move of this game.
+        """
+
+    @abstractmethod
+    def action_to_move(self, action: int) -> Move:
+        """The move with action id ``action`` (the inverse of :meth:`move_to_action`).
+
+        Raises :class:`IllegalMove` (``out_of_range``) for anything but an int in
+        ``range(num_actions)``.
+        """
 
     @abstractmethod
     def params(self) -> dict[str, Any]:

@@ -1,12 +1,12 @@
-"""Dots and Boxes: rules, board structures (seed 000 index, seed 004 chains) and search."""
+"""Dots and Boxes: rules, board structures (the move index, the chain state) and search."""
 
 from ..game import register
-from .chains import Chain, ChainState
+from .chains import Chain, ChainKind, ChainState, Phase
 from .game import NAME, DotsGame, _factory, dots_and_boxes
 from .geometry import Geometry, geometry
 from .state import DotsState, Opportunity
 
 register(NAME, _factory)
 
-__all__ = ["DotsGame", "DotsState", "Chain", "ChainState", "Opportunity", "Geometry",
-           "geometry", "dots_and_boxes"]
+__all__ = ["DotsGame", "DotsState", "Chain", "ChainKind", "ChainState", "Phase", "Opportunity",
+           "Geometry", "geometry", "dots_and_boxes"]

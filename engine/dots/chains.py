@@ -1,4 +1,4 @@
-"""Chain decomposition (seed 004): boxes of valence 2 or 3 joined through undrawn lines.
+"""The chain state: boxes of valence 2 or 3 joined through undrawn lines, and the phase.
 
 A chain is a path or a cycle (a box of valence 2 has two undrawn lines, one of valence 3 has
 one, so no box has more than two chain neighbours). Its kind follows from its "exits", the
@@ -11,48 +11,72 @@ undrawn lines that leave it for the border or for a box outside it:
 
 A chain is keyed by its smallest box id, which makes the decomposition canonical: the same
 position always gives the same keys, whatever order the moves came in.
+
+The phase of a game (:class:`Phase`) goes with it: ``start`` until boxes have been taken and
+no capture is left on the board, then ``middle``, and ``end`` from the move after that on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from .geometry import Geometry
 
-CLOSED, HALF_OPEN, OPEN, LOOP = "closed", "half-open", "open", "loop"
+
+class ChainKind(StrEnum):
+    """The kind of a chain (compares equal to, and serialises as, its string)."""
+
+    CLOSED = "closed"        #: a path with no exit
+    HALF_OPEN = "half-open"  #: a path with one exit
+    OPEN = "open"            #: a path with two exits
+    LOOP = "loop"            #: a cycle
+
+
+class Phase(StrEnum):
+    """The phase of a Dots-and-Boxes game (see the module docstring)."""
+
+    START = "start"
+    MIDDLE = "middle"
+    END = "end"
+
+
+_KIND_BY_EXITS = (ChainKind.CLOSED, ChainKind.HALF_OPEN, ChainKind.OPEN)
 
 
 @dataclass(frozen=True, slots=True)
 class Chain:
     """One chain: its kind, its boxes as ``(x, y)`` top-left dots in path order, its length."""
 
-    kind: str
+    kind: ChainKind
     boxes: tuple
     length: int
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "length": self.length, "boxes": [list(b) for b in self.boxes]}
+        return {"kind": str(self.kind), "length": self.length,
+                "boxes": [list(b) for b in self.boxes]}
 
 
 @dataclass(frozen=True, slots=True)
 class ChainState:
     """Valence of every box (rows top to bottom), the chains, which chain each box is in
-    (``chain_of[(x, y)]`` = index into ``chains``), and the seed-004 phase."""
+    (``chain_of[(x, y)]`` = index into ``chains``), and the phase."""
 
     valence: tuple
     chains: tuple
     chain_of: dict
-    phase: str
+    phase: Phase
 
     def to_dict(self) -> dict:
         return {
-            "phase": self.phase,
+            "phase": str(self.phase),
             "valence": [list(r) for r in self.valence],
             "chains": [c.to_dict() for c in self.chains],
         }
 
 
-def flood(geo: Geometry, drawn: int, valence: list[int], start: int) -> tuple[str, tuple]:
+def flood(geo: Geometry, drawn: int, valence: list[int],
+          start: int) -> tuple[ChainKind, tuple]:
     """The chain through box ``start`` (valence 2 or 3): its kind and its boxes in path order."""
     nbrs = geo.box_neighbours
     members = {start}
@@ -77,10 +101,10 @@ def flood(geo: Geometry, drawn: int, valence: list[int], start: int) -> tuple[st
         links[b] = sorted(inside)
     ends = sorted(b for b, ln in links.items() if len(ln) < 2)
     if not ends:
-        kind = LOOP
+        kind = ChainKind.LOOP
         first = min(members)
     else:
-        kind = (CLOSED, HALF_OPEN, OPEN)[exits]
+        kind = _KIND_BY_EXITS[exits]
         first = ends[0]
     order = [first]
     prev, cur = -1, first
@@ -107,7 +131,7 @@ class ChainTracker:
     def __init__(self, geo: Geometry) -> None:
         self.geo = geo
         self.chain_of = [-1] * geo.num_boxes
-        self.chains: dict[int, tuple[str, tuple]] = {}
+        self.chains: dict[int, tuple[ChainKind, tuple]] = {}
         self.dirty = (1 << geo.num_boxes) - 1
 
     def copy(self) -> ChainTracker:
@@ -146,7 +170,7 @@ class ChainTracker:
                 for m in boxes:
                     chain_of[m] = key
 
-    def snapshot(self, valence: list[int], phase: str) -> ChainState:
+    def snapshot(self, valence: list[int], phase: Phase) -> ChainState:
         """The public view; call ``sync`` first."""
         geo = self.geo
         w = geo.width
@@ -160,7 +184,8 @@ class ChainTracker:
         return ChainState(rows, chains, chain_of, phase)
 
 
-def decompose(geo: Geometry, drawn: int, valence: list[int]) -> dict[int, tuple[str, tuple]]:
+def decompose(geo: Geometry, drawn: int,
+              valence: list[int]) -> dict[int, tuple[ChainKind, tuple]]:
     """The whole decomposition from scratch (the reference the tracker must agree with)."""
     seen = [False] * geo.num_boxes
     out = {}

@@ -17,7 +17,7 @@ MAX_SIZE = 20
 class Geometry:
     """Immutable lookup tables for a ``width`` x ``height`` board (sizes 1..MAX_SIZE).
 
-    ``moves[line]``: the seed triple ``(x, y, o)``; ``line_boxes[line]``: the 1 or 2 boxes the
+    ``moves[line]``: the move ``(x, y, o)`` of a line; ``line_boxes[line]``: the 1 or 2 boxes the
     line borders; ``box_lines[box]``: (top, left, right, bottom) line ids; ``box_mask[box]``: the
     four line bits; ``line_box_mask[line]``: bits of the boxes a line borders;
     ``box_neighbours[box]``: ``(line, other_box_or_-1)`` for each of the box's four lines
@@ -69,7 +69,7 @@ class Geometry:
         self.box_neighbours = tuple(neighbours)
 
     def line_id(self, x: int, y: int, o: int) -> int:
-        """The line id of an in-range seed triple (unchecked: see ``in_range``)."""
+        """The line id of an in-range move ``(x, y, o)`` (unchecked: see ``in_range``)."""
         if o == HORIZONTAL:
             return (y - 1) * self.width + (x - 1)
         return self.num_horizontal + (y - 1) * (self.width + 1) + (x - 1)
@@ -88,3 +88,13 @@ class Geometry:
 def geometry(width: int, height: int) -> Geometry:
     """The shared tables for a board size (built on first use)."""
     return Geometry(width, height)
+
+
+def bits(mask: int) -> list[int]:
+    """The set bit indices of ``mask``, lowest first (the line ids of a set of lines)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out

@@ -1,10 +1,11 @@
 """Time-bounded Dots-and-Boxes analysis: the driver around :mod:`search_core`.
 
 ``iterate(...)`` is iterative deepening as a generator (sunfish style): it yields one
-:class:`RootResult` per completed depth, then, once the root is solved, one per move whose
-value it refines to an exact one. The caller owns time control; ``analyse`` is that caller for
-the engine's API: it stops at the limit (the hard deadline is also enforced inside the search,
-which aborts mid-iteration) and returns the best answer found so far.
+:class:`~engine.search.DepthResult` per completed depth, then, once the root is solved, one
+(``refined``) per move whose value it refines to an exact one. The caller owns time control;
+``analyse`` is that caller for the engine's API: it stops at the limit (the hard deadline is
+also enforced inside the search, which aborts mid-iteration) and returns the best answer found
+so far.
 """
 
 from __future__ import annotations
@@ -13,18 +14,16 @@ import gc
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
-from ..analysis import Analysis, Limit, MoveValue, Progress
+from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
+from ..search import DepthResult, RootMove, SearchAborted, deadline_of
 from . import evaluate
 from .chain_dp import components
 from .search_board import Tables, bits, tables
-from .search_core import Abort, Searcher
+from .search_core import Searcher
 from .search_tt import INF, PROVEN, TranspositionTable
 
 GAME_NAME = "dots-and-boxes"
-# what the deadline keeps back for building the answer (seconds)
-_DEADLINE_MARGIN = 0.004
 # with this many undrawn lines or fewer, search straight to the end after two iterations
 SOLVE_LINES = 26
 # play the best move of a heuristic iteration cut short by the deadline when it has one
@@ -44,34 +43,27 @@ def _proof_share(free: int) -> float:
     return 0.75 if free <= 33 else 0.6 if free <= 35 else 0.5
 
 
-@dataclass
-class MoveResult:
-    line: int
-    value: int
-    bound: str          # "exact" (at this depth), "upper" or "lower"
-    proven: bool        # no heuristic value was used: the bound is a true one
-
-
-@dataclass
-class RootResult:
-    depth: int
-    kind: str                       # "depth" or "refine"
-    moves: dict[int, MoveResult] = field(default_factory=dict)
-    solved: bool = False
-
-
 def _sort_key(order_index):
-    def key(r: MoveResult):
-        return (-r.value, 0 if r.bound == "exact" else 1, 0 if r.proven else 1,
-                order_index.get(r.line, 0))
+    """The ranking of root moves: by value, exact ones first, then solved ones, then by
+    ``order_index`` (line -> position; ``{}``: in the order given)."""
+    def key(r: RootMove):
+        return (-r.value, 0 if r.bound == Bound.EXACT else 1, 0 if r.solved else 1,
+                order_index.get(r.action, 0))
     return key
+
+
+def _depth_result(depth: int, res: dict[int, RootMove], solved: bool, searcher: Searcher,
+                  refined: bool = False) -> DepthResult:
+    """``res`` (line -> result, in the order searched) as a DepthResult, best first."""
+    return DepthResult(depth, tuple(sorted(res.values(), key=_sort_key({}))), tuple(res),
+                       solved, searcher.nodes, searcher.tt_hits, refined)
 
 
 def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
             solve_lines: int | None = None, solve: bool = False,
-            first: int = -1) -> Iterator[RootResult]:
+            first: int = -1) -> Iterator[DepthResult]:
     """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
     (full-window) values in every iteration (default 1: the others get upper bounds).
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
@@ -88,7 +80,7 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
     if not order:
         return
     index = {ln: i for i, ln in enumerate(order)}
-    prev: dict[int, MoveResult] = {}
+    prev: dict[int, RootMove] = {}
     depth = 0
     last_nodes = -1
     free = len(order)
@@ -100,13 +92,13 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             direct = (free <= solve_lines or solve) and depth > 2 and max_depth is None
             sdepth = PROVEN if direct else depth
             if prev:
-                order = [r.line for r in sorted(prev.values(), key=_sort_key(index))]
+                order = [r.action for r in sorted(prev.values(), key=_sort_key(index))]
             if first >= 0 and direct and order[0] != first and first in order:
                 # the best move of a proof already in the table: the others only need bounds
                 order.remove(first)
                 order.insert(0, first)
             h_iter = searcher.horizon
-            res: dict[int, MoveResult] = {}
+            res: dict[int, RootMove] = {}
             exact_vals: list[int] = []
             for ln in order:
                 h0 = searcher.horizon
@@ -118,9 +110,9 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
                             v = _mtd(searcher, drawn, ln, sdepth - 1, v, v, INF)
                         else:
                             v = searcher.child_value(drawn, ln, alpha, INF, sdepth - 1)
-                        bound = "exact" if v > alpha else "upper"
+                        bound = Bound.EXACT if v > alpha else Bound.UPPER
                     else:
-                        bound = "upper"
+                        bound = Bound.UPPER
                 elif direct:
                     # the first move of a proof: zero-window searches from 0 (MTD(f); the
                     # first pass says who wins). Nodes to solve 3x3 / 2x4 / 2x5 / 3x4, this
@@ -131,25 +123,25 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
                     def note(lo: int, hi: int, ln: int = ln, h_proof: int = h_proof) -> None:
                         # a pass's proven bound, kept if the deadline stops the next one
                         if partial is not None and searcher.horizon == h_proof:
-                            partial[ln] = (MoveResult(ln, lo, "lower", True) if lo > -INF
-                                           else MoveResult(ln, hi, "upper", True))
+                            partial[ln] = (RootMove(ln, lo, Bound.LOWER, True) if lo > -INF
+                                           else RootMove(ln, hi, Bound.UPPER, True))
                     v = _mtd(searcher, drawn, ln, sdepth - 1, 0, -INF, INF, note)
-                    bound = "exact"
+                    bound = Bound.EXACT
                 else:
                     v = searcher.child_value(drawn, ln, -INF, INF, sdepth - 1)
-                    bound = "exact"
-                r = MoveResult(ln, v, bound, searcher.horizon == h0)
+                    bound = Bound.EXACT
+                r = RootMove(ln, v, bound, searcher.horizon == h0)
                 res[ln] = r
                 if partial is not None:
                     partial[ln] = r
-                if bound == "exact":
+                if bound is Bound.EXACT:
                     exact_vals.append(v)
                     exact_vals.sort(reverse=True)
             solved = searcher.horizon == h_iter
             prev = res
             if direct:
                 depth = max(depth, free)
-            yield RootResult(depth, "depth", dict(res), solved)
+            yield _depth_result(depth, res, solved, searcher)
             if solved:
                 break
             if max_depth is not None and depth >= max_depth:
@@ -161,15 +153,15 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             return
         # solved: give every move an exact value, best candidates first
         for r in sorted(prev.values(), key=_sort_key(index)):
-            if r.bound == "exact":
+            if r.bound == Bound.EXACT:
                 continue
-            v = searcher.child_value(drawn, r.line, -INF, INF, PROVEN)
-            nr = MoveResult(r.line, v, "exact", True)
-            prev[r.line] = nr
+            v = searcher.child_value(drawn, r.action, -INF, INF, PROVEN)
+            nr = RootMove(r.action, v, Bound.EXACT, True)
+            prev[r.action] = nr
             if partial is not None:
-                partial[r.line] = nr
-            yield RootResult(depth, "refine", dict(prev), True)
-    except Abort:
+                partial[r.action] = nr
+            yield _depth_result(depth, prev, True, searcher, refined=True)
+    except SearchAborted:
         return
 
 
@@ -259,18 +251,15 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     evaluate.prepare(t)
     if sys.getrecursionlimit() < 4 * t.nl + 200:
         sys.setrecursionlimit(4 * t.nl + 200)
-    deadline = None
-    if limit.time_ms is not None:
-        deadline = start + max(0.0, limit.time_ms / 1000.0 - _DEADLINE_MARGIN)
-    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
-                        node_limit=limit.nodes)
+    deadline = deadline_of(start, limit.time_ms)
+    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline, max_nodes=limit.nodes)
     legal = bits(t.full & ~drawn)
     moves_of = t.moves
     if not legal:
-        return Analysis(game=game, best_move=None, value=0, exact=True, bound="exact",
+        return Analysis(game=game, best_move=None, value=0, exact=True, bound=Bound.EXACT,
                         time_ms=(time.perf_counter() - start) * 1000)
-    partial: dict[int, MoveResult] = {}
-    last: RootResult | None = None
+    partial: dict[int, RootMove] = {}
+    last: DepthResult | None = None
     max_depth = limit.depth
     if max_depth is not None and max_depth < 1:
         max_depth = 1
@@ -287,80 +276,84 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
                 searcher.search(drawn, -INF, INF, PROVEN)
                 solve = True
                 first = searcher.best_line(drawn)
-            except Abort:
+            except SearchAborted:
                 pass
             searcher.deadline = deadline
     for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
                           partial=partial, solve=solve, first=first):
         last = result
-        if result.kind == "depth" and on_progress is not None:
-            best = sorted(result.moves.values(), key=_sort_key({}))[0]
-            on_progress(Progress(depth=result.depth, best_move=moves_of[best.line],
-                                 value=best.value, exact=result.solved and best.proven,
-                                 nodes=searcher.nodes,
+        if not result.refined and on_progress is not None:
+            best = result.best
+            on_progress(Progress(depth=result.depth, best_move=moves_of[best.action],
+                                 value=best.value, exact=result.solved and best.solved,
+                                 nodes=result.nodes,
                                  time_ms=(time.perf_counter() - start) * 1000))
         if deadline is not None and time.perf_counter() >= deadline:
             break
     # assemble: the last complete iteration, improved by what an aborted deeper iteration
     # had already proven (heuristic values of different depths are not mixed; the aborted
     # iteration's best move, if it finished one, is played first: ``USE_PARTIAL``)
-    results: dict[int, MoveResult] = dict(last.moves) if last is not None else {}
+    # the last iteration's results in the order it searched them (ties keep that order)
+    results: dict[int, RootMove] = {}
+    if last is not None:
+        by_line = {r.action: r for r in last.moves}
+        results = {ln: by_line[ln] for ln in last.searched}
     depth = last.depth if last is not None else 0
     solved = last.solved if last is not None else False
-    deeper: MoveResult | None = None
+    deeper: RootMove | None = None
     for ln, r in partial.items():
         old = results.get(ln)
         # a proven value or bound beats a heuristic one
-        if old is None or (r is not old and r.proven and (r.bound == "exact"
-                                                           or not old.proven)):
+        if old is None or (r is not old and r.solved and (r.bound == Bound.EXACT
+                                                           or not old.solved)):
             results[ln] = r
-        elif (USE_PARTIAL and r is not old and r.bound == "exact" and not solved
+        elif (USE_PARTIAL and r is not old and r.bound == Bound.EXACT and not solved
               and (deeper is None or r.value > deeper.value)):
             deeper = r
     missing = [ln for ln in legal if ln not in results]
     if missing:
         guesses = _static_values(t, drawn, missing)
         for ln in missing:
-            results[ln] = MoveResult(ln, guesses[ln], "estimate", False)
+            results[ln] = RootMove(ln, guesses[ln], Bound.ESTIMATE, False)
     ranked = sorted(results.values(), key=_sort_key({}))
-    if deeper is not None and not (ranked[0].proven and ranked[0].bound == "exact"):
+    if deeper is not None and not (ranked[0].solved and ranked[0].bound == Bound.EXACT):
         # the aborted iteration searched this move one ply deeper than the others and found
         # it the best of those it finished (the previous best first, then any that beat it)
-        results[deeper.line] = deeper
-        ranked = [deeper] + [r for r in ranked if r.line != deeper.line]
+        results[deeper.action] = deeper
+        ranked = [deeper] + [r for r in ranked if r.action != deeper.action]
     best = ranked[0]
-    others_ok = all(r.proven and (r.bound in ("exact", "upper")) and r.value <= best.value
-                    for r in ranked[1:])
-    exact = solved and best.proven and best.bound == "exact" and others_ok
+    others_ok = all(r.solved and (r.bound in (Bound.EXACT, Bound.UPPER))
+                    and r.value <= best.value for r in ranked[1:])
+    exact = solved and best.solved and best.bound == Bound.EXACT and others_ok
     if exact:
-        bound = "exact"
-    elif best.proven and best.bound in ("exact", "lower"):
+        bound = Bound.EXACT
+    elif best.solved and best.bound in (Bound.EXACT, Bound.LOWER):
         # one move's value (or a lower bound of it) is proven, the others' are not bounded
         # by it: the position is worth at least that much
-        bound = "lower"
+        bound = Bound.LOWER
     else:
-        bound = "estimate"
+        bound = Bound.ESTIMATE
     mv = []
     for r in ranked:
         # a bound counts only when no heuristic value was used to find it
-        ex = r.proven and r.bound == "exact"
+        ex = r.solved and r.bound == Bound.EXACT
         if ex:
-            b = "exact"
-        elif r.proven and r.bound in ("upper", "lower"):
+            b = Bound.EXACT
+        elif r.solved and r.bound in (Bound.UPPER, Bound.LOWER):
             b = r.bound
         else:
-            b = "estimate"
-        mv.append(MoveValue(move=moves_of[r.line], value=r.value, exact=ex, bound=b))
+            b = Bound.ESTIMATE
+        mv.append(MoveValue(move=moves_of[r.action], value=r.value, exact=ex, bound=b))
     if multipv is not None:
         mv = mv[:multipv]
     try:
-        pv_lines = searcher.principal_variation(drawn, best.line)
+        pv_lines = searcher.principal_variation(drawn, best.action)
     except RecursionError:  # pragma: no cover - defensive
-        pv_lines = [best.line]
+        pv_lines = [best.action]
     searcher.close()
     elapsed = (time.perf_counter() - start) * 1000
     return Analysis(
-        game=game, best_move=moves_of[best.line], value=best.value, exact=exact, bound=bound,
+        game=game, best_move=moves_of[best.action], value=best.value, exact=exact, bound=bound,
         pv=[moves_of[ln] for ln in pv_lines], depth=depth, nodes=searcher.nodes,
         nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
         tt_hits=searcher.tt_hits, moves=mv)
@@ -369,8 +362,9 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
             cache=None, start: float | None = None) -> Analysis:
-    """Analyse a Dots-and-Boxes ``state`` (the lead's ``DotsState``, or anything with
-    ``game.width/height`` and ``drawn``) within ``limit``; see ``engine.analysis.analyse``.
+    """Analyse a Dots-and-Boxes ``state`` (a :class:`~engine.dots.state.DotsState`, or
+    anything with ``game.width/height`` and ``drawn``) within ``limit``; see
+    ``engine.analysis.analyse`` (``mate_in`` is always None: the value is the box margin).
     ``cache``: an ``engine.analysis.SearchCache`` whose table for this board size the search
     starts from and leaves its entries in. ``start``: the ``time.perf_counter()`` the time
     limit counts from (default: now)."""

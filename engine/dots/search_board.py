@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .geometry import geometry
+from .geometry import bits, geometry
 
 # boards with more lines than this (10x10 and up) get no symmetry tables
 SYM_MAX_LINES = 200
@@ -308,16 +308,6 @@ class Tables:
 @cache
 def tables(w: int, h: int) -> Tables:
     return Tables(w, h)
-
-
-def bits(mask: int):
-    """The set bit indices of ``mask``, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class Position:

@@ -39,8 +39,7 @@ What makes it fast and still exact:
 
 from __future__ import annotations
 
-import time
-
+from ..search import SearcherBase
 from .chain_dp import component_sizes, components, loony_value, sacrifice_lines
 from .evaluate import evaluate
 from .search_board import Tables, bits
@@ -50,18 +49,17 @@ from .search_tt import INF, PROVEN, TranspositionTable
 _HEURISTIC_DEPTHS = PROVEN // 2
 
 
+class Searcher(SearcherBase):
+    """One search session on one board size: TT, history, counters, limits.
 
-
-class Abort(Exception):
-    """Raised inside the search when the time or node limit is reached."""
-
-
-class Searcher:
-    """One search session on one board size: TT, history, counters, limits."""
+    ``deadline`` / ``max_nodes`` and the counters: see :class:`~engine.search.SearcherBase`;
+    reaching a limit raises :class:`~engine.search.SearchAborted` out of ``search``.
+    """
 
     def __init__(self, t: Tables, tt: TranspositionTable | None = None,
                  symmetry: bool = True, deadline: float | None = None,
-                 node_limit: int | None = None, record_keys: bool = False) -> None:
+                 max_nodes: int | None = None, record_keys: bool = False) -> None:
+        super().__init__(deadline, max_nodes)
         self.t = t
         self.tt = tt if tt is not None else TranspositionTable()
         self.symmetry = symmetry and len(t.syms) > 1
@@ -70,11 +68,6 @@ class Searcher:
         # with ``record_keys`` (tests): (parent, {line: child's key as handed down}) of every
         # enhanced transposition cutoff that went through all its lines
         self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
-        self.deadline = deadline
-        self.node_limit = node_limit
-        self.nodes = 0
-        self.tt_hits = 0
-        self.horizon = 0
         self.history = [0] * t.nl
         self.pruned = False
         # enhanced transposition cutoffs at nodes with this many undrawn lines or more
@@ -90,13 +83,6 @@ class Searcher:
         self.search = None
         for cell in getattr(fn, "__closure__", None) or ():
             del cell.cell_contents
-
-    # ------------------------------------------------------------------ limits
-    def _check(self) -> None:
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise Abort
-        if self.node_limit is not None and self.nodes >= self.node_limit:
-            raise Abort
 
     # ------------------------------------------------------------------ capture phase
     def capture_phase(self, drawn: int, vals: list[int]):
@@ -264,7 +250,7 @@ class Searcher:
         capture_phase = self.capture_phase
         gen_safe = self.gen_safe
         gen_sacrifices = self.gen_sacrifices
-        check = self._check
+        check = self.check_limits
         key_of = t.key
         from_key_frame = t.from_key_frame
         heuristic = _HEURISTIC_DEPTHS

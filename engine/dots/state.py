@@ -1,9 +1,12 @@
-"""The Dots-and-Boxes position: drawn lines as an int bitboard, box valences, and the seed
-structures (000's three-level index, opportunities and pitfalls; 004's chains and undo stack).
+"""The Dots-and-Boxes position: drawn lines as an int bitboard, box valences, and the kept
+structures (the move index x -> y -> orientation -> serial, opportunities and pitfalls, the
+chain state and the undo stack).
 
-Two ways in, as in python-chess: ``play(move)`` checks its input and raises
-:class:`~engine.errors.IllegalMove`; ``play_line(line)`` takes a line id and checks nothing
-(for search and bulk replay of trusted data). ``undo`` is the exact inverse of either.
+Two ways in, the same in both games (see :mod:`engine.game`): ``play(move)`` checks its input
+and raises :class:`~engine.errors.IllegalMove`; ``play_unchecked(action)`` takes a line id (the
+OpenSpiel action id, what ``DotsGame.move_to_action`` returns) and checks nothing (for search
+and bulk replay of trusted data). ``undo`` and ``undo_unchecked`` are the exact inverse of
+either.
 """
 
 from __future__ import annotations
@@ -11,19 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import IllegalMove
-from ..game import Played, State
-from .chains import ChainState, ChainTracker, decompose
-from .geometry import HORIZONTAL, VERTICAL
+from ..game import Move, Played, State
+from .chains import ChainState, ChainTracker, Phase, decompose
+from .geometry import HORIZONTAL, VERTICAL, bits
 
-PHASE_START, PHASE_MIDDLE, PHASE_END = "start", "middle", "end"
+# the phases as plain globals: ``play_unchecked`` compares with them, and a global is read
+# several times faster than an attribute of the enum class
+_START, _MIDDLE, _END = Phase.START, Phase.MIDDLE, Phase.END
 
 
 @dataclass(frozen=True, slots=True)
 class Opportunity:
     """A line that completes ``boxes`` (1 or 2) boxes now; ``rank``: how many boxes the mover
-    can take in a row starting with it (seed 000's opportunity rank)."""
+    can take in a row starting with it (its opportunity rank)."""
 
-    move: tuple
+    move: Move
     boxes: int
     rank: int
 
@@ -52,11 +57,56 @@ class DotsState(State):
         self._serial = 0
         self._base = 0        # serial of the loaded position (from_lines): undo stops there
         # undo stack: (line, completed, player, phase before the move)
-        self._stack: list[tuple[int, int, int, str]] = []
+        self._stack: list[tuple[int, int, int, Phase]] = []
         self._index: dict[int, dict[int, dict[int, int]]] = {}
         self._index_shared = False  # copy-on-write: set when a copy shares this index
         self._chains = ChainTracker(geo)
-        self._phase = PHASE_START
+        self._phase = _START
+
+    @classmethod
+    def from_lines(cls, game, lines: str, to_move: int = 0, scores=(0, 0)) -> DotsState:
+        """A state of ``game`` from an OpenSpiel line string (one '0'/'1' per action id).
+
+        The string says nothing about who took which box: ``scores`` may account for at most
+        the completed boxes; ``serial`` becomes the number of drawn lines, the move index
+        gives them serial 0, and ``undo`` cannot go back past this position. Raises
+        ``ValueError`` for a string of the wrong length or characters, a bad ``to_move`` or
+        impossible scores.
+        """
+        geo = game.geometry
+        if not isinstance(lines, str) or len(lines) != geo.num_lines or set(lines) - {"0", "1"}:
+            raise ValueError(f"a line string for {geo.width}x{geo.height} is "
+                             f"{geo.num_lines} characters of '0'/'1', got {lines!r}")
+        if to_move not in (0, 1) or type(to_move) is not int:
+            raise ValueError(f"to_move must be 0 or 1, got {to_move!r}")
+        try:
+            s0, s1 = scores
+        except (TypeError, ValueError):
+            raise ValueError(f"scores must be a pair of ints, got {scores!r}") from None
+        if type(s0) is not int or type(s1) is not int or s0 < 0 or s1 < 0:
+            raise ValueError(f"scores must be non-negative ints, got {scores!r}")
+        state = cls(game)
+        state._load(lines, to_move, s0, s1)
+        return state
+
+    def _load(self, lines: str, to_move: int, s0: int, s1: int) -> None:
+        """Draw ``lines`` (checked by ``from_lines``) on this new state and make the result
+        the loaded position: no history, no owners, the given scores and player to move."""
+        for line, ch in enumerate(lines):
+            if ch == "1":
+                self.play_unchecked(line)
+        done = sum(1 for v in self._val if v == 4)
+        if s0 + s1 > done:
+            raise ValueError(f"scores {(s0, s1)!r} exceed the {done} completed boxes")
+        for ys in self._index.values():
+            for os_ in ys.values():
+                for o in os_:
+                    os_[o] = 0
+        self._stack.clear()
+        self._owner = [-1] * self._geo.num_boxes
+        self._scores = [s0, s1]
+        self._to_move = to_move
+        self._base = self._serial
 
     # ----------------------------------------------------------------- observables
     @property
@@ -77,13 +127,13 @@ class DotsState(State):
         return self._drawn
 
     @property
-    def phase(self) -> str:
-        """Seed 004's phase: ``start`` until boxes have been taken and no capture is left on the
+    def phase(self) -> Phase:
+        """The phase: ``start`` until boxes have been taken and no capture is left on the
         board, then ``middle``, and ``end`` from the move after that on."""
         return self._phase
 
     @property
-    def history(self) -> list[tuple]:
+    def history(self) -> list[Move]:
         moves = self._geo.moves
         return [moves[entry[0]] for entry in self._stack]
 
@@ -106,25 +156,14 @@ class DotsState(State):
         winner = 0 if s0 > s1 else 1 if s1 > s0 else None
         return {"winner": winner, "points": [s0, s1]}
 
-    def legal_lines(self) -> list[int]:
-        free = self._geo.all_lines & ~self._drawn
-        out = []
-        while free:
-            low = free & -free
-            out.append(low.bit_length() - 1)
-            free ^= low
-        return out
+    def legal_actions(self) -> list[int]:
+        """The undrawn lines' ids (OpenSpiel action ids), ascending."""
+        return bits(self._geo.all_lines & ~self._drawn)
 
-    def legal_moves(self) -> list[tuple]:
+    def legal_moves(self) -> list[Move]:
+        """The undrawn lines as moves ``(x, y, o)``, in action-id order."""
         moves = self._geo.moves
-        return [moves[ln] for ln in self.legal_lines()]
-
-    def is_legal(self, move) -> bool:
-        try:
-            self._check(move)
-        except IllegalMove:
-            return False
-        return True
+        return [moves[ln] for ln in self.legal_actions()]
 
     def to_lines(self) -> str:
         """OpenSpiel's line string: one '0'/'1' per action id."""
@@ -132,12 +171,14 @@ class DotsState(State):
         return format(self._drawn, f"0{n}b")[::-1] if n else ""
 
     def index(self) -> dict:
-        """Seed 000's index x -> y -> orientation -> serial of the move that drew the line
+        """The move index x -> y -> orientation -> serial of the move that drew the line
         (a deep copy: changing it changes nothing). Lines of a ``from_lines`` position carry 0."""
         return {x: {y: dict(os) for y, os in ys.items()} for x, ys in self._index.items()}
 
     # ------------------------------------------------------------------ play / undo
-    def _check(self, move) -> int:
+    def check(self, move) -> int:
+        """The line id of ``move`` (a move ``(x, y, o)``) when it can be drawn here; raises
+        IllegalMove (``malformed``, ``game_over``, ``out_of_range``, ``already_drawn``)."""
         try:
             x, y, o = move
         except (TypeError, ValueError):
@@ -153,7 +194,7 @@ class DotsState(State):
         if not geo.in_range(x, y, o):
             raise IllegalMove("out_of_range", move,
                               f"no such line on a {geo.width}x{geo.height} board")
-        # the seed-000 lookup: x, then y, then orientation, each an O(1) dict probe
+        # the move index lookup: x, then y, then orientation, each an O(1) dict probe
         ys = self._index.get(x)
         if ys is not None:
             os_ = ys.get(y)
@@ -163,15 +204,16 @@ class DotsState(State):
         return geo.line_id(x, y, o)
 
     def play(self, move) -> Played:
-        """Draw ``move`` (a seed triple); raises IllegalMove (and changes nothing) if it can't."""
-        line = self._check(move)
+        """Draw ``move`` ``(x, y, o)``; raises IllegalMove (and changes nothing) if it can't."""
+        line = self.check(move)
         player = self._to_move
-        completed = self.play_line(line)
+        completed = self.play_unchecked(line)
         return Played(self._serial, self._geo.moves[line], player, completed,
                       self._to_move != player)
 
-    def play_line(self, line: int) -> int:
-        """Draw line id ``line`` WITHOUT checks; return the boxes it completed (0, 1 or 2)."""
+    def play_unchecked(self, line: int) -> int:
+        """Draw line id ``line`` (an undrawn line's OpenSpiel action id) WITHOUT checks;
+        return the boxes it completed (0, 1 or 2)."""
         geo = self._geo
         self._drawn |= 1 << line
         val = self._val
@@ -207,20 +249,24 @@ class DotsState(State):
             self._scores[player] += completed
         else:
             self._to_move = 1 - player
-        if phase is PHASE_START:
+        if phase is _START:
             if completed and not self._v3:
-                self._phase = PHASE_MIDDLE
-        elif phase is PHASE_MIDDLE:
-            self._phase = PHASE_END
+                self._phase = _MIDDLE
+        elif phase is _MIDDLE:
+            self._phase = _END
         return completed
 
-    def undo(self) -> tuple:
+    def undo(self) -> Move:
         """Take back the last move (the exact inverse of ``play``) and return it.
 
         Raises ``IndexError`` when no move was played since the start (or since ``from_lines``).
         """
         if not self._stack:
             raise IndexError("no move to undo")
+        return self._geo.moves[self.undo_unchecked()]
+
+    def undo_unchecked(self) -> int:
+        """Take back the last move WITHOUT checking there is one; return its line id."""
         line, completed, player, phase = self._stack.pop()
         geo = self._geo
         self._drawn ^= 1 << line
@@ -251,7 +297,7 @@ class DotsState(State):
         self._scores[player] -= completed
         self._to_move = player
         self._phase = phase
-        return geo.moves[line]
+        return line
 
     def _unshare_index(self) -> None:
         self._index = self.index()
@@ -278,7 +324,7 @@ class DotsState(State):
         other._phase = self._phase
         return other
 
-    # --------------------------------------------------- seed 000: opportunities, pitfalls
+    # --------------------------------------------------------- opportunities, pitfalls
     def _missing_line(self, box: int) -> int:
         return (self._geo.box_mask[box] & ~self._drawn).bit_length() - 1
 
@@ -295,21 +341,22 @@ class DotsState(State):
 
     def opportunity_rank(self, move) -> int:
         """Boxes the mover can take in a row starting with ``move`` (0 if it completes none):
-        the seed's expansion with temporary moves, undone before returning."""
-        line = self._check(move)
+        found by playing the captures out with temporary moves, undone before returning."""
+        line = self.check(move)
         return self._rank(line)
 
     def _rank(self, line: int) -> int:
-        taken = self.play_line(line)
+        taken = self.play_unchecked(line)
         if not taken:
-            self.undo()
+            self.undo_unchecked()
             return 0
         played = 1
         while self._v3:
-            taken += self.play_line(self._missing_line((self._v3 & -self._v3).bit_length() - 1))
+            taken += self.play_unchecked(
+                self._missing_line((self._v3 & -self._v3).bit_length() - 1))
             played += 1
         for _ in range(played):
-            self.undo()
+            self.undo_unchecked()
         return taken
 
     def opportunities(self) -> list[Opportunity]:
@@ -322,7 +369,7 @@ class DotsState(State):
     def pitfall_rank(self, move) -> int:
         """How many boxes drawing ``move`` hands to the opponent: the number of boxes it would
         bring to valence 3, for a line that completes no box (else 0). 0 means safe."""
-        return self._pitfall_rank(self._check(move))
+        return self._pitfall_rank(self.check(move))
 
     def _pitfall_rank(self, line: int) -> int:
         mask = self._geo.line_box_mask[line]
@@ -330,8 +377,8 @@ class DotsState(State):
             return 0
         return (mask & self._v2).bit_count()
 
-    def pitfalls(self) -> dict[tuple, int]:
-        """Undrawn lines that hand boxes over: seed triple -> rank (1 or 2), in line-id order.
+    def pitfalls(self) -> dict[Move, int]:
+        """Undrawn lines that hand boxes over: move -> rank (1 or 2), in line-id order.
         Lines not listed (and not opportunities) are safe."""
         geo = self._geo
         candidates = set()
@@ -351,13 +398,13 @@ class DotsState(State):
                 out[geo.moves[line]] = rank
         return out
 
-    def safe_moves(self) -> list[tuple]:
+    def safe_moves(self) -> list[Move]:
         """Undrawn lines that neither complete a box nor hand one over (pitfall rank 0)."""
         geo = self._geo
-        return [geo.moves[ln] for ln in self.legal_lines()
+        return [geo.moves[ln] for ln in self.legal_actions()
                 if not geo.line_box_mask[ln] & (self._v2 | self._v3)]
 
-    # ------------------------------------------------------------------ seed 004: chains
+    # ------------------------------------------------------------------ the chain state
     def chains(self) -> ChainState:
         """Valences, the chains and loops with their kind and length, which chain each box is
         in, and the phase. Only the chains the moves since the last call touched are rebuilt."""

@@ -45,12 +45,13 @@ def points_static(state, px, po, thr) -> int:
     """The points-only static value for the side to move, in evaluation units: expected
     points (as :func:`engine.xttt.evaluate.evaluate` scores them) minus :func:`send_loss`."""
     e = expected_points(px, po)
-    me = state._to_move
-    if me:
+    if state.to_move:
         e = -e
-        loss = send_loss(state._status, state._bits, state._last, po, px, thr[1], thr[0])
+        loss = send_loss(state.block_codes, state.marks, state.last_action, po, px, thr[1],
+                         thr[0])
     else:
-        loss = send_loss(state._status, state._bits, state._last, px, po, thr[0], thr[1])
+        loss = send_loss(state.block_codes, state.marks, state.last_action, px, po, thr[0],
+                         thr[1])
     return int(W_PTS * (e - SEND_WEIGHT * loss))
 
 
@@ -58,7 +59,8 @@ def send_loss(status, bits, last: int, pme, pop, thr_me, thr_op) -> float:
     """The points the side to move ``me`` must concede with its next move (0 if it can avoid
     it, or when it moves freely, or wins a block now: that is left to the search).
 
-    ``status`` / ``bits`` are the state's block statuses and marks, ``last`` the last cell,
+    ``status`` / ``bits`` are the state's ``block_codes`` and ``marks``, ``last`` its
+    ``last_action`` (the last cell),
     ``pme`` / ``pop`` the 16 block values of the side to move and of the opponent,
     ``thr_me`` / ``thr_op`` their 16 masks of threats (cells that win the block at once).
     Conceding a block ``b`` costs ``value(b) * (1 - pop[b] + pme[b])``: its expected share

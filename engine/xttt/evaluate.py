@@ -2,7 +2,8 @@
 
 Two levels, the same 12 patterns (rows, columns, diamonds) at each:
 
-* Block level (:func:`block_info`, cached per pair of 16-bit masks): each player's *potential*
+* Block level (:func:`block_info`; a search remembers its results in a
+  :class:`BlockInfoCache`, by pair of 16-bit masks): each player's *potential*
   in an open block, a number in [0, 1) that grows with the player's marks in patterns the
   opponent has not spoiled (``1 - prod(1 - Q[k])`` over the live patterns holding ``k`` of the
   player's marks), and the player's *threats*: empty cells that would win the block at once.
@@ -36,19 +37,18 @@ PTS_LO = tuple(sum(BLOCK_VALUE[b] for b in range(8) if m >> b & 1) for m in rang
 PTS_HI = tuple(sum(BLOCK_VALUE[b + 8] for b in range(8) if m >> b & 1) for m in range(256))
 
 _POP = tuple(bin(m).count("1") for m in range(1 << 16))
-_INFO: dict[int, tuple[float, float, int, int]] = {}
-_INFO_MAX = 500_000  # the cache is emptied when it grows past this (bounded memory)
+
+#: :func:`block_values` of a won or drawn block, by status code: a won block counts 1 for its
+#: winner and 0 for the other player, a drawn one 0 for both; no threats.
+CLOSED_BLOCK_VALUES = {X_WON: (1.0, 0.0, 0, 0), O_WON: (0.0, 1.0, 0, 0), DRAWN: (0.0, 0.0, 0, 0)}
 
 
 def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
-    """``(potential_x, potential_o, threats_x, threats_o)`` of an open block with these masks.
+    """``(potential_x, potential_o, threats_x, threats_o)`` of an open block with these masks
+    (computed each time: see :class:`BlockInfoCache`).
 
     ``threats_p`` is the mask of empty cells that complete a pattern for player p.
     """
-    key = mx << 16 | mo
-    info = _INFO.get(key)
-    if info is not None:
-        return info
     res = []
     for mine, theirs in ((mx, mo), (mo, mx)):
         miss = 1.0
@@ -61,23 +61,54 @@ def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
             if k == 3:
                 threats |= p & ~mine
         res.append((1.0 - miss, threats))
-    info = (res[0][0], res[1][0], res[0][1], res[1][1])
-    if len(_INFO) >= _INFO_MAX:
-        _INFO.clear()
-    _INFO[key] = info
-    return info
+    return (res[0][0], res[1][0], res[0][1], res[1][1])
 
 
 def block_values(status: int, mx: int, mo: int) -> tuple[float, float, int, int]:
     """Like :func:`block_info` for a block of any status (won: 1 / 0, drawn: 0 / 0)."""
     if status == OPEN:
         return block_info(mx, mo)
-    if status == X_WON:
-        return (1.0, 0.0, 0, 0)
-    if status == O_WON:
-        return (0.0, 1.0, 0, 0)
-    assert status == DRAWN
-    return (0.0, 0.0, 0, 0)
+    return CLOSED_BLOCK_VALUES[status]
+
+
+class BlockInfoCache:
+    """:func:`block_info` results by pair of masks: a search meets the same few thousand open
+    blocks again and again. Each XTTT searcher owns one.
+
+    Bounded: emptied when it holds ``max_entries`` results. ``table`` (key ``mx << 16 | mo``)
+    may be read directly where a method call costs too much; it stays the same dict object
+    when the cache is emptied. Not thread-safe.
+    """
+
+    __slots__ = ("table", "max_entries")
+
+    def __init__(self, max_entries: int = 500_000) -> None:
+        self.table: dict[int, tuple[float, float, int, int]] = {}
+        self.max_entries = max_entries
+
+    def info(self, mx: int, mo: int) -> tuple[float, float, int, int]:
+        """:func:`block_info` of ``(mx, mo)``, remembered."""
+        key = mx << 16 | mo
+        table = self.table
+        info = table.get(key)
+        if info is None:
+            info = block_info(mx, mo)
+            if len(table) >= self.max_entries:
+                table.clear()
+            table[key] = info
+        return info
+
+    def values(self, status: int, mx: int, mo: int) -> tuple[float, float, int, int]:
+        """:func:`block_values`, remembered for open blocks."""
+        if status == OPEN:
+            return self.info(mx, mo)
+        return CLOSED_BLOCK_VALUES[status]
+
+    def clear(self) -> None:
+        self.table.clear()
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 def evaluate_loop(px, po) -> int:
@@ -119,11 +150,13 @@ evaluate.__doc__ = evaluate_loop.__doc__.split("\n")[0]
 def evaluate_state(state) -> int:
     """:func:`evaluate` of an :class:`~engine.xttt.state.XtttState`, from x's point of view."""
     px, po = [], []
+    marks = state.marks
     for b in range(16):
-        vx, vo, _, _ = block_values(state._status[b], state._bits[0][b], state._bits[1][b])
+        vx, vo, _, _ = block_values(state.block_codes[b], marks[0][b], marks[1][b])
         px.append(vx)
         po.append(vo)
     return evaluate(px, po)
 
 
-__all__ = ["block_info", "block_values", "evaluate", "evaluate_state", "MAX_EVAL", "IS_WIN"]
+__all__ = ["block_info", "block_values", "BlockInfoCache", "CLOSED_BLOCK_VALUES", "evaluate",
+           "evaluate_state", "MAX_EVAL", "IS_WIN"]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import IllegalMove
-from ..game import Game
+from ..game import Game, Move
 from .state import XtttState, coerce_move
 
 NAME = "extreme-tictactoe"
@@ -28,13 +28,31 @@ class XtttGame(Game):
     def params(self) -> dict[str, Any]:
         return {}
 
-    def parse_move(self, obj: Any) -> tuple[int, int]:
+    def parse_move(self, obj: Any) -> Move:
         """``[row, col]`` (a JSON list or tuple of two ints 0..15) as a ``(row, col)`` tuple.
 
         Raises IllegalMove ``malformed`` for any other shape or type (bools are not ints) and
         ``out_of_range`` for coordinates off the board.
         """
         return coerce_move(obj)
+
+    @property
+    def num_actions(self) -> int:
+        """256: one action id per cell."""
+        return 256
+
+    def move_to_action(self, move: Any) -> int:
+        """Move ``(row, col)`` -> its cell ``row * 16 + col`` (raises IllegalMove for a
+        malformed or off-board move)."""
+        r, c = coerce_move(move)
+        return r * 16 + c
+
+    def action_to_move(self, action: int) -> Move:
+        """Cell ``row * 16 + col`` -> move ``(row, col)`` (raises IllegalMove for an id off
+        the board)."""
+        if type(action) is not int or not 0 <= action < 256:
+            raise IllegalMove("out_of_range", action, "action ids run from 0 to 255")
+        return divmod(action, 16)
 
     def analyse(self, state, limit, multipv: int | None = None,
                 on_progress: Callable | None = None, cache=None, start=None):

@@ -6,114 +6,101 @@ sending the opponent to a block it can win or to an open move, killers, history)
 quiescence search over block-winning moves. A bonus move (rule 13) is searched at the same
 depth as the block-winning move that earned it, and with the same sign: the same player moves.
 
-Values are for the side to move, in evaluation units (:mod:`engine.xttt.evaluate`):
+Values inside the search are for the side to move, in evaluation units
+(:mod:`engine.xttt.evaluate`):
 
 * ``MATE - plies`` for a forced big-board pattern win (``-`` for a loss);
-* ``±(POINTS_WIN + 1000 * d)`` for a forced full-board ending won (lost) by ``d`` rule-16
-  points, ``0`` for one with equal points;
+* ``±(POINTS_WIN + POINT_UNIT * d)`` for a forced full-board ending won (lost) by ``d``
+  rule-16 points, ``0`` for one with equal points;
 * anything else is a heuristic estimate, ``abs(value) <= MAX_EVAL``.
+
+The analysis reports them through :func:`reported_value`: the distance of a pattern win goes
+to ``mate_in`` and its value becomes that of its 68-0 result, :data:`WIN_VALUE`.
 
 Every node records whether its value rests on a heuristic leaf; a root value that does not is
 *solved* (this is how a forced draw is proven). :meth:`Searcher.iterate` is a generator
-yielding one :class:`DepthResult` per completed depth; :func:`analyse` owns the time control.
+yielding one :class:`~engine.search.DepthResult` per completed depth; :func:`analyse` owns the
+time control.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
-from ..analysis import Analysis, MoveValue, Progress
+from ..analysis import Analysis, Bound, MoveValue, Progress, Proven
+from ..search import DepthResult, RootMove, SearchAborted, SearcherBase, deadline_of
 from .endgame import points_static
-from .evaluate import _INFO, MAX_EVAL, PTS_HI, PTS_LO, block_info, block_values, evaluate
+from .evaluate import CLOSED_BLOCK_VALUES, MAX_EVAL, PTS_HI, PTS_LO, BlockInfoCache, evaluate
 from .state import FULL_BOARD, XtttState
 from .symmetry import move_classes
-from .tables import (
-    BLOCK_CELLS,
-    CELL_BIT,
-    CELL_BLOCK,
-    CELL_LOCAL,
-    DRAWN,
-    FULL,
-    IS_WIN,
-    O_WON,
-    OPEN,
-    X_WON,
-)
+from .tables import BLOCK_CELLS, CELL_BIT, CELL_BLOCK, CELL_LOCAL, FULL, IS_WIN, OPEN, WIN_POINTS
 
 MATE = 1_000_000
 MATE_BOUND = 900_000  # values beyond are pattern wins, distance-adjusted in the TT
 POINTS_WIN = 500_000
+POINT_UNIT = 1000  # value of one rule-16 point in a proven full-board ending
 PROVEN = 400_000  # |value| >= PROVEN is a proven win / loss
+#: The reported value of a forced pattern win: that of its result, 68-0 (:func:`reported_value`)
+WIN_VALUE = POINTS_WIN + WIN_POINTS * POINT_UNIT
 INF = 10_000_000
 QDEPTH = 4  # plies of block-winning moves searched beyond the horizon
-EXACT, LOWER, UPPER = 0, 1, 2
+EXACT, LOWER, UPPER = 0, 1, 2  # transposition-table entry flags
 TT_MAX = 1_500_000  # entries; past it only depth >= 2 results are stored, past twice it, none
 _CHECK_EVERY = 256  # nodes between deadline checks
 # move-ordering scores (history scores stay far below these)
 _WINS, _BLOCKS, _KILLER, _SENDS, _OPENS = 1 << 40, 1 << 36, 1 << 35, 1 << 34, 1 << 33
-_PTS_UNIT = 1000
-_CLOSED = {X_WON: (1.0, 0.0, 0, 0), O_WON: (0.0, 1.0, 0, 0), DRAWN: (0.0, 0.0, 0, 0)}
-assert MAX_EVAL < PROVEN < POINTS_WIN - 68 * _PTS_UNIT
+assert MAX_EVAL < PROVEN < POINTS_WIN - WIN_POINTS * POINT_UNIT
+assert WIN_VALUE < MATE_BOUND
 
 
-class _Abort(Exception):
-    """The deadline or node budget was reached inside a search."""
-
-
-@dataclass(frozen=True, slots=True)
-class RootMove:
-    """One root move after a completed depth: ``bound`` is ``exact`` or ``upper``."""
-
-    cell: int
-    value: int
-    bound: str
-    solved: bool
-
-
-@dataclass(frozen=True, slots=True)
-class DepthResult:
-    """What one completed iteration found: root moves best first, and the search counters."""
-
-    depth: int
-    moves: tuple[RootMove, ...]
-    solved: bool
-    nodes: int
-    tt_hits: int
-
-    @property
-    def best(self) -> RootMove:
-        return self.moves[0]
-
-
-def proven_of(value: int, solved: bool) -> str | None:
-    """``"win"`` / ``"loss"`` / ``"draw"`` when ``value`` is a proven outcome, else None."""
+def proven_of(value: int, solved: bool) -> Proven | None:
+    """The outcome a search value proves (``win`` / ``loss`` / ``draw``), else None."""
     if value >= PROVEN:
-        return "win"
+        return Proven.WIN
     if value <= -PROVEN:
-        return "loss"
+        return Proven.LOSS
     if solved:
-        return "win" if value > 0 else "loss" if value < 0 else "draw"
+        return Proven.WIN if value > 0 else Proven.LOSS if value < 0 else Proven.DRAW
     return None
 
 
-class Searcher:
-    """Searches a private copy of a state. Not thread-safe; one per analysis."""
+def reported_value(value: int) -> tuple[float, int | None]:
+    """``(value, mate_in)`` as an analysis reports a search value.
+
+    A forced pattern win (``value > MATE_BOUND``, i.e. ``MATE - plies``) is reported as
+    ``(WIN_VALUE, plies)``, a forced pattern loss as ``(-WIN_VALUE, -plies)``: the value of its
+    result, 68-0, the same as a full-board ending won by all 68 points, so values stay on one
+    scale (``|value| <= WIN_VALUE``) and the distance is in ``mate_in``, signed like a UCI
+    ``score mate``. Any other value is reported as it is, with ``mate_in`` None.
+    """
+    if value > MATE_BOUND:
+        return float(WIN_VALUE), MATE - value
+    if value < -MATE_BOUND:
+        return float(-WIN_VALUE), -(MATE + value)
+    return float(value), None
+
+
+class Searcher(SearcherBase):
+    """Searches a private copy of a state. Not thread-safe; one per analysis.
+
+    ``deadline`` / ``max_nodes`` and the counters: see :class:`~engine.search.SearcherBase`.
+    ``symmetry``: search one root move per class of symmetric moves. ``blocks``: the cache of
+    block values to use (default: a new one, owned by this searcher).
+    """
 
     def __init__(self, state: XtttState, deadline: float | None = None,
-                 max_nodes: int | None = None, symmetry: bool = True) -> None:
-        self.st = state.copy()
-        self.symmetry = symmetry  # search one root move per class of symmetric moves
-        self.deadline = deadline
-        self.max_nodes = max_nodes
-        self.nodes = 0
-        self.tt_hits = 0
-        self.horizon = 0  # heuristic leaves seen (a subtree is solved if this did not move)
+                 max_nodes: int | None = None, symmetry: bool = True,
+                 blocks: BlockInfoCache | None = None) -> None:
+        super().__init__(deadline, max_nodes)
+        # the search never undoes past its root: the copy needs no history
+        self.st = state.copy(history=False)
+        self.symmetry = symmetry
+        self.blocks = blocks if blocks is not None else BlockInfoCache()
+        self._block_get = self.blocks.table.get  # the hot path's look-up, without a call
         self.tt: dict[int, tuple] = {}
         self.killers: list[list[int]] = [[-1, -1] for _ in range(512)]
         self.history = [[0] * 256, [0] * 256]
         self._next_check = _CHECK_EVERY if max_nodes is None else min(_CHECK_EVERY, max_nodes)
-        st = self.st
         self.px = [0.0] * 16
         self.po = [0.0] * 16
         self.thr = [[0] * 16, [0] * 16]
@@ -123,13 +110,12 @@ class Searcher:
         self.partial: tuple[int, int, int] | None = None
         for b in range(16):
             self._refresh(b)
-        st._stack = st._stack[-1:]  # the search never undoes past its root
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _refresh(self, b: int) -> None:
         st = self.st
-        vx, vo, tx, to = block_values(st._status[b], st._bits[0][b], st._bits[1][b])
+        vx, vo, tx, to = self.blocks.values(st.block_codes[b], st.marks[0][b], st.marks[1][b])
         self.px[b] = vx
         self.po[b] = vo
         self.thr[0][b] = tx
@@ -138,66 +124,68 @@ class Searcher:
     def _do(self, i: int) -> None:
         """Play cell ``i`` and update the block values of its block (saved for undo)."""
         st = self.st
-        st._play_cell(i)
+        st.play_unchecked(i)
         b = CELL_BLOCK[i]
         px, po, t0, t1 = self.px, self.po, self.thr[0], self.thr[1]
         self._saved.append((px[b], po[b], t0[b], t1[b]))
-        status = st._status[b]
+        status = st.block_codes[b]
         if status == OPEN:
-            info = _INFO.get(st._bits[0][b] << 16 | st._bits[1][b])
+            marks = st.marks
+            mx = marks[0][b]
+            mo = marks[1][b]
+            info = self._block_get(mx << 16 | mo)
             if info is None:
-                info = block_info(st._bits[0][b], st._bits[1][b])
+                info = self.blocks.info(mx, mo)
             px[b], po[b], t0[b], t1[b] = info
         else:
-            px[b], po[b], t0[b], t1[b] = _CLOSED[status]
+            px[b], po[b], t0[b], t1[b] = CLOSED_BLOCK_VALUES[status]
 
     def _undo(self) -> None:
-        b = CELL_BLOCK[self.st._undo_cell()]
+        b = CELL_BLOCK[self.st.undo_unchecked()]
         self.px[b], self.po[b], self.thr[0][b], self.thr[1][b] = self._saved.pop()
 
     def _check(self) -> None:
-        if self.max_nodes is not None and self.nodes >= self.max_nodes:
-            raise _Abort
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise _Abort
+        self.check_limits()
         nxt = self.nodes + _CHECK_EVERY
         if self.max_nodes is not None:
             nxt = min(nxt, self.max_nodes)
         self._next_check = nxt
 
-    def _terminal(self, ply: int) -> int:
+    def terminal(self, ply: int) -> int:
+        """The value of the finished current position for the side to move, ``ply`` plies
+        from the root (see the module docstring)."""
         st = self.st
-        over = st._over
+        over = st.over
         if over != FULL_BOARD:
-            return MATE - ply if over == st._to_move else ply - MATE
-        me = st._to_move
-        d = sum_points(st._won[me]) - sum_points(st._won[1 - me])
+            return MATE - ply if over == st.to_move else ply - MATE
+        me = st.to_move
+        d = sum_points(st.won[me]) - sum_points(st.won[1 - me])
         if d == 0:
             return 0
-        return (POINTS_WIN if d > 0 else -POINTS_WIN) + _PTS_UNIT * d
+        return (POINTS_WIN if d > 0 else -POINTS_WIN) + POINT_UNIT * d
 
     def static(self) -> int:
         """The heuristic value of the current position for the side to move (expected
         points, see :mod:`engine.xttt.endgame`, once no big-board pattern is possible)."""
         st = self.st
-        won = st._won
-        dec = st._decided
+        won = st.won
+        dec = st.decided
         if IS_WIN[FULL & ~(dec & ~won[0])] or IS_WIN[FULL & ~(dec & ~won[1])]:
             v = evaluate(self.px, self.po)
-            return v if st._to_move == 0 else -v
+            return v if st.to_move == 0 else -v
         return points_static(st, self.px, self.po, self.thr)
 
     # ------------------------------------------------------------------ move ordering
 
-    def _ordered(self, moves: list[int], tt_move: int, ply: int) -> list[int]:
+    def ordered(self, moves: list[int], tt_move: int, ply: int) -> list[int]:
         """``moves`` best first: TT move, block wins, blocks of the opponent's threats,
         killers, then history; moves that send the opponent to a block it can win at once, or
         hand it an open move, go last."""
         st = self.st
-        p = st._to_move
+        p = st.to_move
         mine = self.thr[p]
         theirs = self.thr[1 - p]
-        status = st._status
+        status = st.block_codes
         hist = self.history[p]
         k1, k2 = self.killers[ply]
         scored = []
@@ -229,9 +217,9 @@ class Searcher:
     def _winning_cells(self) -> list[int]:
         """The legal cells that win a block for the side to move."""
         st = self.st
-        thr = self.thr[st._to_move]
-        status = st._status
-        last = st._last
+        thr = self.thr[st.to_move]
+        status = st.block_codes
+        last = st.last_action
         if last >= 0 and status[CELL_LOCAL[last]] == OPEN:
             blocks = (CELL_LOCAL[last],)
         else:
@@ -250,7 +238,7 @@ class Searcher:
 
     def _child(self, i: int, p: int, depth: int, alpha: int, beta: int, ply: int) -> int:
         """Value for player ``p`` of playing ``i`` (already played) with window (alpha, beta)."""
-        if self.st._to_move == p:  # bonus move: same player, same depth, same sign
+        if self.st.to_move == p:  # bonus move: same player, same depth, same sign
             return self._search(depth, alpha, beta, ply + 1)
         return -self._search(depth - 1, -beta, -alpha, ply + 1)
 
@@ -259,18 +247,18 @@ class Searcher:
         if self.nodes >= self._next_check:
             self._check()
         st = self.st
-        if st._over is not None:
-            return self._terminal(ply)
+        if st.over is not None:
+            return self.terminal(ply)
         self.horizon += 1
         best = self.static()
         if best >= beta or qdepth <= 0:
             return best
         if best > alpha:
             alpha = best
-        p = st._to_move
+        p = st.to_move
         for i in self._winning_cells():
             self._do(i)
-            if st._to_move == p:
+            if st.to_move == p:
                 v = self._qsearch(alpha, beta, ply + 1, qdepth - 1)
             else:
                 v = -self._qsearch(-beta, -alpha, ply + 1, qdepth - 1)
@@ -290,9 +278,9 @@ class Searcher:
         if self.nodes >= self._next_check:
             self._check()
         st = self.st
-        if st._over is not None:
-            return self._terminal(ply)
-        key = st._hash
+        if st.over is not None:
+            return self.terminal(ply)
+        key = st.hash
         entry = self.tt.get(key)
         tt_move = -1
         if entry is not None:
@@ -310,11 +298,11 @@ class Searcher:
                     return ev
         h0 = self.horizon
         alpha0 = alpha
-        p = st._to_move
+        p = st.to_move
         best = -INF
         best_move = -1
         first = True
-        for i in self._ordered(st._moves(), tt_move, ply):
+        for i in self.ordered(st.legal_actions(), tt_move, ply):
             self._do(i)
             if first:
                 v = self._child(i, p, depth, alpha, beta, ply)
@@ -348,7 +336,7 @@ class Searcher:
         """Search the root moves ``order`` to ``depth``; the ``want_exact`` best get exact
         values. Each searched move stands for its class of symmetric moves in ``classes``."""
         st = self.st
-        p = st._to_move
+        p = st.to_move
         h0 = self.horizon
         results: list[RootMove] = []
         exact_values: list[int] = []
@@ -365,8 +353,8 @@ class Searcher:
                 if v > alpha:
                     v = self._child(i, p, depth, alpha, INF, 0)
             self._undo()
-            bound = "exact" if v > alpha else "upper"
-            if bound == "exact":
+            exact = v > alpha
+            if exact:
                 exact_values.append(v)
                 exact_values.sort(reverse=True)
                 if first_value is None:
@@ -374,24 +362,27 @@ class Searcher:
                 elif v > first_value and (self.partial is None or v > self.partial[2]):
                     self.partial = (depth, i, v)
             solved = self.horizon == hm
+            bound = Bound.EXACT if exact else Bound.UPPER
             results.extend(RootMove(j, v, bound, solved) for j in classes[i])
         self.partial = None
-        results.sort(key=lambda m: (m.value, m.bound == "exact"), reverse=True)
+        results.sort(key=lambda m: (m.value, m.bound == Bound.EXACT), reverse=True)
         best = results[0]
-        self.tt[st._hash] = (depth, EXACT, best.value, best.cell, self.horizon == h0)
-        return DepthResult(depth, tuple(results), self.horizon == h0, self.nodes, self.tt_hits)
+        self.tt[st.hash] = (depth, EXACT, best.value, best.action, self.horizon == h0)
+        return DepthResult(depth, tuple(results), tuple(order), self.horizon == h0, self.nodes,
+                           self.tt_hits)
 
     def iterate(self, max_depth: int | None = None, multipv: int | None = None):
-        """Yield a :class:`DepthResult` per completed depth 1, 2, ...
+        """Yield a :class:`~engine.search.DepthResult` per completed depth 1, 2, ... (root
+        moves best first: by value, exact values before upper bounds).
 
         Stops after ``max_depth``, once the root is solved or a pattern win / loss is found,
         or silently when the deadline or node budget is reached inside an iteration. The
         state must not be terminal.
         """
-        moves = self.st._moves()
+        moves = self.st.legal_actions()
         if not moves:
             raise ValueError("no legal moves: the game is over")
-        order = self._ordered(moves, -1, 0)
+        order = self.ordered(moves, -1, 0)
         if self.symmetry:
             classes = move_classes(self.st, order)
             order = list(classes)
@@ -400,18 +391,17 @@ class Searcher:
         want = 1 if multipv is None else min(multipv, len(order))
         limit = max_depth if max_depth is not None else 10_000
         depth = 1
-        root_len = len(self.st._stack)
         while depth <= limit:
             try:
                 res = self._root(depth, order, want, classes)
-            except _Abort:
-                while len(self.st._stack) > root_len:  # unwind the interrupted line
+            except SearchAborted:
+                while self._saved:  # unwind the interrupted line: one entry per move played
                     self._undo()
                 return
             yield res
             if res.solved or abs(res.best.value) > MATE_BOUND:
                 return
-            order = [m.cell for m in res.moves if m.cell in classes]
+            order = [m.action for m in res.moves if m.action in classes]
             depth += 1
 
     def pv(self, first: int, max_len: int = 64) -> list[int]:
@@ -419,13 +409,13 @@ class Searcher:
         line = []
         st = self.st
         cell = first
-        while cell >= 0 and len(line) < max_len and cell in st._moves():
+        while cell >= 0 and len(line) < max_len and cell in st.legal_actions():
             line.append(cell)
-            st._play_cell(cell)
-            entry = self.tt.get(st._hash)
+            st.play_unchecked(cell)
+            entry = self.tt.get(st.hash)
             cell = entry[3] if entry is not None else -1
         for _ in line:
-            st._undo_cell()
+            st.undo_unchecked()
         return line
 
 
@@ -438,12 +428,13 @@ def _move(cell: int) -> tuple[int, int]:
     return divmod(cell, 16)
 
 
-def _move_value(m: RootMove, solved: bool) -> MoveValue:
-    proven = proven_of(m.value, m.solved) if m.bound == "exact" else None
+def _move_value(m: RootMove) -> MoveValue:
+    proven = proven_of(m.value, m.solved) if m.bound == Bound.EXACT else None
+    value, mate_in = reported_value(m.value)
     if proven is not None:
-        return MoveValue(_move(m.cell), float(m.value), True, "exact")
-    return MoveValue(_move(m.cell), float(m.value), False,
-                     "upper" if m.bound == "upper" else "estimate")
+        return MoveValue(_move(m.action), value, True, Bound.EXACT, mate_in)
+    return MoveValue(_move(m.action), value, False,
+                     Bound.UPPER if m.bound == Bound.UPPER else Bound.ESTIMATE, mate_in)
 
 
 def _bounded_dict(max_entries: int) -> dict:
@@ -462,20 +453,18 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     ``multipv=k`` returns the k best moves with exact values; otherwise every legal move is
     listed, the best with its value and the others with upper bounds. ``on_progress`` gets a
     :class:`Progress` after every completed depth. The caller's state is not changed.
+    Values and ``mate_in`` are reported by :func:`reported_value`.
     ``cache``: an ``engine.analysis.SearchCache``; its table (a dict keyed by Zobrist hash,
     emptied when it has grown past the cache's ``max_entries``) is the search's TT.
     ``start``: the ``time.perf_counter()`` the time limit counts from (default: now).
     """
     t0 = start if start is not None else time.perf_counter()
     if state.is_terminal():
-        value = Searcher(state)._terminal(0)
-        return Analysis(game=state.game.name, best_move=None, value=float(value), exact=True,
-                        bound="exact", proven=proven_of(value, True))
-    deadline = None
-    if limit.time_ms is not None:
-        # keep a small margin for the last node check and for building the answer
-        deadline = t0 + max(0.0, limit.time_ms / 1000.0 - 0.004)
-    searcher = Searcher(state, deadline, limit.nodes)
+        value = Searcher(state).terminal(0)
+        reported, mate_in = reported_value(value)
+        return Analysis(game=state.game.name, best_move=None, value=reported, exact=True,
+                        bound=Bound.EXACT, proven=proven_of(value, True), mate_in=mate_in)
+    searcher = Searcher(state, deadline_of(t0, limit.time_ms), limit.nodes)
     if cache is not None:
         table = cache.table("extreme-tictactoe", _bounded_dict)
         if len(table) > cache.max_entries:
@@ -486,41 +475,44 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
         last = res
         if on_progress is not None:
             b = res.best
-            on_progress(Progress(res.depth, _move(b.cell), float(b.value),
+            value, mate_in = reported_value(b.value)
+            on_progress(Progress(res.depth, _move(b.action), value,
                                  proven_of(b.value, res.solved) is not None, res.nodes,
-                                 (time.perf_counter() - t0) * 1000.0))
+                                 (time.perf_counter() - t0) * 1000.0, mate_in))
     elapsed = time.perf_counter() - t0
     nodes = searcher.nodes
     nps = int(nodes / elapsed) if elapsed > 0 else 0
     if last is None:  # not even depth 1 finished: move ordering's choice, static value
-        cell = searcher._ordered(searcher.st._moves(), -1, 0)[0]
+        cell = searcher.ordered(searcher.st.legal_actions(), -1, 0)[0]
         return Analysis(game=state.game.name, best_move=_move(cell),
-                        value=float(searcher.static()), exact=False, bound="estimate",
+                        value=float(searcher.static()), exact=False, bound=Bound.ESTIMATE,
                         pv=[_move(cell)], depth=0, nodes=nodes, nps=nps,
                         time_ms=elapsed * 1000.0, tt_hits=searcher.tt_hits)
     best = last.best
     proven = proven_of(best.value, last.solved)
-    moves = [_move_value(m, last.solved) for m in last.moves]
+    moves = [_move_value(m) for m in last.moves]
     part = searcher.partial
     if part is not None and multipv is None and part[0] == last.depth + 1:
         # The deadline hit depth + 1 after a move had beaten that depth's first move (the
         # previous best) with an exact value: play it, reported first with that value.
         # Only a win is proven by one move; a loss would need every move searched.
         _, cell, v = part
-        best = RootMove(cell, v, "exact", False)
-        proven = "win" if v >= PROVEN else None
-        first = MoveValue(_move(cell), float(v), proven is not None,
-                          "exact" if proven is not None else "estimate")
+        best = RootMove(cell, v, Bound.EXACT, False)
+        proven = Proven.WIN if v >= PROVEN else None
+        v_reported, v_mate_in = reported_value(v)
+        first = MoveValue(_move(cell), v_reported, proven is not None,
+                          Bound.EXACT if proven is not None else Bound.ESTIMATE, v_mate_in)
         moves = [first] + [m for m in moves if m.move != _move(cell)]
     if multipv is not None:
         moves = moves[:multipv]
+    value, mate_in = reported_value(best.value)
     return Analysis(
         game=state.game.name,
-        best_move=_move(best.cell),
-        value=float(best.value),
+        best_move=_move(best.action),
+        value=value,
         exact=proven is not None,
-        bound="exact" if proven is not None else "estimate",
-        pv=[_move(c) for c in searcher.pv(best.cell)],
+        bound=Bound.EXACT if proven is not None else Bound.ESTIMATE,
+        pv=[_move(c) for c in searcher.pv(best.action)],
         depth=last.depth,
         nodes=nodes,
         nps=nps,
@@ -528,4 +520,5 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
         tt_hits=searcher.tt_hits,
         moves=moves,
         proven=proven,
+        mate_in=mate_in,
     )

@@ -36,12 +36,13 @@ def stabilizer(state) -> list[int]:
     A symmetry fixes a position when it maps every mark onto a mark of the same player and
     maps the target block onto itself (or there is no target: an open move).
     """
-    bits = state._bits
+    bits = state.marks
     marks = [(p, BLOCK_CELLS[b][loc]) for p in (0, 1) for b in range(16)
              for loc in range(16) if bits[p][b] >> loc & 1]
     target = None
-    if state._last >= 0 and state._status[CELL_LOCAL[state._last]] == OPEN:
-        target = CELL_LOCAL[state._last]
+    last = state.last_action
+    if last >= 0 and state.block_codes[CELL_LOCAL[last]] == OPEN:
+        target = CELL_LOCAL[last]
     out = [0]
     for k in range(1, 8):
         sym = CELL_SYM[k]

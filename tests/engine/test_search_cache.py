@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from boxfish import engine
 from boxfish.engine import SearchCache, analyse, load_game
 

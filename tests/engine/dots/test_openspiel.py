@@ -9,6 +9,7 @@ import random
 
 import pyspiel
 import pytest
+
 from boxfish.engine import load_game
 
 SIZES = [(1, 1), (1, 4), (4, 1), (2, 3), (3, 2), (3, 3), (5, 5), (4, 7), (7, 4), (2, 2)]

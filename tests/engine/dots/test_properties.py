@@ -1,8 +1,9 @@
 """Property tests over random games on random sizes (hypothesis)."""
 
-from boxfish.engine import load_game, replay
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from boxfish.engine import load_game, replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,7 @@
 """Unit tests for every Dots-and-Boxes rule of the core (spec: shared/spec/dots-and-boxes.md)."""
 
 import pytest
+
 from boxfish import engine
 from boxfish.engine import IllegalMove, ReplayError, load_game, replay
 from boxfish.engine.errors import UnknownGame

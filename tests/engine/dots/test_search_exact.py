@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from boxfish.engine import analyse, load_game
 from boxfish.engine.dots.search_board import bits, tables
 from boxfish.engine.dots.search_core import Searcher, solve

@@ -58,7 +58,7 @@ def test_points_only_evaluation_prefers_the_higher_value_block():
     a = corner.state(to_move=0, last_move=cell((2, 2), (0, 0)))
     b = centre.state(to_move=0, last_move=cell((2, 2), (0, 0)))
     for s in (a, b):
-        assert points_only(s._won[0], s._won[1], s._decided)
+        assert points_only(s.won[0], s.won[1], s.decided)
     assert _static(a) > 0 > _static(b)
     assert _static(a) - _static(b) >= W_PTS * 6 - 2  # 3 points each way (int rounding)
     # o to move sees the same position from the other side
@@ -88,12 +88,12 @@ def test_send_loss_counts_only_an_unavoidable_concession():
     forced = _sent_to_two_holes([(0, 0), (3, 3)]).state(to_move=0,
                                                           last_move=cell((2, 2), (1, 1)))
     for s in (free, forced):
-        assert points_only(s._won[0], s._won[1], s._decided)
+        assert points_only(s.won[0], s.won[1], s.decided)
         assert sorted(s.legal_moves()) == sorted([cell((1, 1), (0, 0)), cell((1, 1), (3, 3))])
     sf, sc = Searcher(free), Searcher(forced)
-    assert send_loss(free._status, free._bits, free._last, sf.px, sf.po, sf.thr[0],
+    assert send_loss(free.block_codes, free.marks, free.last_action, sf.px, sf.po, sf.thr[0],
                      sf.thr[1]) == 0.0
-    loss = send_loss(forced._status, forced._bits, forced._last, sc.px, sc.po, sc.thr[0],
+    loss = send_loss(forced.block_codes, forced.marks, forced.last_action, sc.px, sc.po, sc.thr[0],
                      sc.thr[1])
     # conceding a corner block (6 points) that o was already likely to win
     assert 0.0 < loss < 6.0

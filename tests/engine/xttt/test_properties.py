@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import random
 
-from boxfish import engine
-from boxfish.engine.xttt.evaluate import evaluate_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from boxfish import engine
+from boxfish.engine.xttt.evaluate import evaluate_state
 
 from .helpers import GAME
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from boxfish import engine
 from boxfish.engine import IllegalMove, UnknownGame
 

@@ -7,6 +7,7 @@ import random
 import time
 
 import pytest
+
 from boxfish import engine
 from boxfish.engine.xttt.search import PROVEN
 
@@ -237,9 +238,9 @@ def test_root_symmetry_gives_the_same_values_as_searching_every_move(moves):
         s.play(m)
     with_sym = list(Searcher(s).iterate(max_depth=2, multipv=300))[-1]
     without = list(Searcher(s, symmetry=False).iterate(max_depth=2, multipv=300))[-1]
-    assert {m.cell: m.value for m in with_sym.moves} == {m.cell: m.value for m in without.moves}
+    assert {m.action: m.value for m in with_sym.moves} == {m.action: m.value for m in without.moves}
     if not moves:
-        assert len(move_classes(s, s._moves())) == 36
+        assert len(move_classes(s, s.legal_actions())) == 36
 
 
 # ----------------------------------------------------------------- unfinished last depth
@@ -258,7 +259,7 @@ def test_a_move_that_beat_the_previous_best_in_the_unfinished_depth_is_played(se
         pytest.skip("the budget did not end inside a depth after a new best move")
     depth, cell_, value = part
     # another move than the previous best, searched first at that depth, beat its exact value
-    assert depth == last.depth + 1 and cell_ != last.best.cell
+    assert depth == last.depth + 1 and cell_ != last.best.action
     a = engine.analyse(s, time_ms=None, nodes=nodes)
     assert a.best_move == divmod(cell_, 16) and a.value == value and a.depth == last.depth
     assert a.moves[0].move == a.best_move and a.moves[0].value == a.value
