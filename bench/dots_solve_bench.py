@@ -21,8 +21,9 @@ import time
 
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots import evaluate
+from boxfish.engine.dots.geometry import bits
 from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_tt import TranspositionTable
 
 INF = 1 << 20

@@ -2,8 +2,8 @@
 
 Opponents:
   mcts    OpenSpiel's MCTSBot, random rollouts (``--sims`` simulations per move, 1000 default)
-  greedy  seed 000's policy: takes every box offered, otherwise a random safe line, otherwise
-          the line that hands over the fewest boxes
+  greedy  takes every box offered, otherwise a random safe line, otherwise the line that
+          hands over the fewest boxes
 
 Games alternate who starts. Progress: one line per finished game (flushed), then a table of
 wins / draws / losses and the average final margin (our boxes minus theirs).
@@ -21,15 +21,17 @@ import statistics
 import sys
 import time
 
+from boxfish.engine import load_game
 from boxfish.engine.analysis import Limit
+from boxfish.engine.dots import DotsState
 from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import Position, bits
+from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_tt import TranspositionTable
 
 
-def boxes_handed(pos: Position, line: int) -> int:
+def boxes_handed(pos: DotsState, line: int) -> int:
     """How many boxes the opponent can take in a row after we draw ``line``."""
-    t = pos.t
+    t = tables(pos.game.width, pos.game.height)
     d = pos.drawn | 1 << line
     n = 0
     while True:
@@ -45,9 +47,9 @@ def boxes_handed(pos: Position, line: int) -> int:
                 d |= 1 << ln
 
 
-def greedy_move(pos: Position, rng: random.Random) -> int:
-    t = pos.t
-    free = bits(t.full & ~pos.drawn)
+def greedy_move(pos: DotsState, rng: random.Random) -> int:
+    t = tables(pos.game.width, pos.game.height)
+    free = pos.legal_actions()
     caps = [ln for ln in free if t.completes(pos.drawn, ln)]
     if caps:
         return rng.choice(caps)
@@ -79,22 +81,23 @@ class MctsPlayer:
 
 
 def play_game(w, h, we_start: bool, opponent, time_ms: int, rng, tt_entries: int):
-    pos = Position(w, h)
+    game = load_game("dots-and-boxes", width=w, height=h)
+    pos = game.new_state()
     actions: list[int] = []
     us = 0 if we_start else 1
     tt = TranspositionTable(tt_entries)
     think = []
-    while not pos.over():
+    while not pos.is_terminal():
         if pos.to_move == us:
             t0 = time.perf_counter()
             a = analyse_position(w, h, pos.drawn, Limit(time_ms=time_ms), multipv=1, tt=tt)
             think.append(time.perf_counter() - t0)
-            line = pos.t.line_id(*a.best_move)
+            line = game.move_to_action(a.best_move)
         elif opponent == "greedy":
             line = greedy_move(pos, rng)
         else:
             line = opponent.move(actions)
-        pos.play(line)
+        pos.play(game.action_to_move(line))
         actions.append(line)
     margin = pos.scores[us] - pos.scores[1 - us]
     return margin, max(think) if think else 0.0, actions

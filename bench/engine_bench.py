@@ -17,31 +17,31 @@ from boxfish.engine import load_game, replay
 def random_line_orders(game, n, rng):
     out = []
     for _ in range(n):
-        lines = list(range(game.num_lines))
+        lines = list(range(game.num_actions))
         rng.shuffle(lines)
         out.append(lines)
     return out
 
 
 def play_undo_pairs(game, orders, seconds):
-    """Play each random game to the end with play_line, then undo it all; count pairs."""
+    """Play each random game to the end with play_unchecked (action ids), then undo it all
+    with undo_unchecked; count pairs."""
     state = game.new_state()
     pairs = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         for lines in orders:
             for ln in lines:
-                state.play_line(ln)
+                state.play_unchecked(ln)
             for _ in lines:
-                state.undo()
+                state.undo_unchecked()
             pairs += len(lines)
     return pairs / (time.perf_counter() - start)
 
 
 def checked_play_undo(game, orders, seconds):
     """The same through the checked path: play((x, y, o)) validates every move."""
-    moves = game.geometry.moves
-    orders = [[moves[ln] for ln in lines] for lines in orders]
+    orders = [[game.action_to_move(ln) for ln in lines] for lines in orders]
     state = game.new_state()
     pairs = 0
     start = time.perf_counter()
@@ -110,7 +110,7 @@ def main() -> None:
         fast = play_undo_pairs(game, orders, args.seconds)
         checked = checked_play_undo(game, orders, args.seconds)
         naive = naive_play_undo(game, orders, args.seconds)
-        print(f"{f'{w}x{h} play_line+undo pairs (unchecked)':44s} {fast:14,.0f}")
+        print(f"{f'{w}x{h} play+undo pairs (unchecked)':44s} {fast:14,.0f}")
         print(f"{f'{w}x{h} play+undo pairs (checked)':44s} {checked:14,.0f}")
         print(f"{f'{w}x{h} baseline set-of-lines play+undo':44s} {naive:14,.0f}"
               f"   (State/baseline = {fast / naive:.2f}x)")

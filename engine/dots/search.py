@@ -19,7 +19,8 @@ from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ..search import DepthResult, RootMove, SearchAborted, deadline_of
 from . import evaluate
 from .chain_dp import components
-from .search_board import Tables, bits, tables
+from .geometry import bits
+from .search_board import Tables, tables
 from .search_core import Searcher
 from .search_tt import INF, PROVEN, TranspositionTable
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .geometry import bits, geometry
+from .geometry import geometry
 
 # boards with more lines than this (10x10 and up) get no symmetry tables
 SYM_MAX_LINES = 200
@@ -308,32 +308,3 @@ class Tables:
 @cache
 def tables(w: int, h: int) -> Tables:
     return Tables(w, h)
-
-
-class Position:
-    """A tiny mutable game for benchmarks, tests and the CLI fallback: lines, scores, mover."""
-
-    __slots__ = ("t", "drawn", "to_move", "scores")
-
-    def __init__(self, w: int, h: int, drawn: int = 0, to_move: int = 0) -> None:
-        self.t = tables(w, h)
-        self.drawn = drawn
-        self.to_move = to_move
-        self.scores = [0, 0]
-
-    def play(self, line: int) -> int:
-        if self.drawn >> line & 1:
-            raise ValueError(f"line {line} already drawn")
-        c = self.t.completes(self.drawn, line)
-        self.drawn |= 1 << line
-        if c:
-            self.scores[self.to_move] += c
-        else:
-            self.to_move ^= 1
-        return c
-
-    def legal(self) -> list[int]:
-        return bits(self.t.full & ~self.drawn)
-
-    def over(self) -> bool:
-        return self.drawn == self.t.full

@@ -42,7 +42,8 @@ from __future__ import annotations
 from ..search import SearcherBase
 from .chain_dp import component_sizes, components, loony_value, sacrifice_lines
 from .evaluate import evaluate
-from .search_board import Tables, bits
+from .geometry import bits
+from .search_board import Tables
 from .search_tt import INF, PROVEN, TranspositionTable
 
 # depths below this are iterative-deepening depths (heuristic leaves); proofs use PROVEN - k

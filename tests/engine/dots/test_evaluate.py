@@ -11,7 +11,8 @@ from boxfish.engine.dots.chain_dp import (
     components,
     loony_value_fast,
 )
-from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.geometry import bits
+from boxfish.engine.dots.search_board import tables
 
 
 def _random_filled(rng, t):

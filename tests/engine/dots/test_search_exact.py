@@ -7,7 +7,8 @@ import random
 import pytest
 
 from boxfish.engine import analyse, load_game
-from boxfish.engine.dots.search_board import bits, tables
+from boxfish.engine.dots.geometry import bits
+from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_core import Searcher, solve
 from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
 
