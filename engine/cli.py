@@ -6,7 +6,8 @@ Examples::
     boxfish analyse --size 5x5 --lines 0010...  --to-move 1 --json
     boxfish analyse --game extreme-tictactoe --moves "5,5 4,4" --time 500
 
-The lead's ``boxfish`` console command dispatches ``boxfish analyse ...`` to ``main(rest)``.
+The ``boxfish`` console command (``boxfish.service.cli``) dispatches ``boxfish analyse ...`` to
+``main(rest)``.
 Exit status: 0 on success, 2 for bad arguments or an illegal move.
 """
 
@@ -152,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                    f"{_fmt_value(result.value, result.exact, result.bound)} ({what})")
         if result.proven:
             out.append(f"proven     {result.proven}")
+        if result.mate_in is not None:
+            out.append(f"mate in    {result.mate_in:+d} plies (+: the side to move wins)")
         out.append(f"depth {result.depth}  nodes {result.nodes}  nps {result.nps}  "
                    f"time {result.time_ms:.0f} ms  tt hits {result.tt_hits}")
         if result.pv:
@@ -160,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, mv in enumerate(result.moves):
             out.append(f"  {i + 1:>3}. {_fmt_move(mv.move):<10} "
                        f"{_fmt_value(mv.value, mv.exact, mv.bound):>7}"
-                       f"{'' if mv.exact else '  (' + mv.bound + ')'}")
+                       f"{'' if mv.exact else '  (' + mv.bound + ')'}"
+                       f"{'' if mv.mate_in is None else f'  mate {mv.mate_in:+d}'}")
     print("\n".join(out))
     return 0
 

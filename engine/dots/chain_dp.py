@@ -6,7 +6,8 @@ the border of the board (no valence-0/1 box joins it to anything else).
 
 When no box can be taken and every box not yet taken has valence 2, the position is a sum of
 independent chains and loops, every move opens one of them, and its value follows from the
-component lengths alone (seed 002, Berlekamp; Buzzard and Ciere 2014 for long components):
+component lengths alone (Berlekamp, *The Dots and Boxes Game*; Buzzard and Ciere 2014 for
+long components):
 with ``f(G)`` the net boxes the player in control (not to move) gets,
 
 * opening a 1- or 2-chain hands it over whole (a 2-chain is opened in the middle, so it cannot

@@ -8,8 +8,8 @@ chain DP (``f``, from :mod:`chain_dp`). The player to move at the leaf moves aga
 position when ``k`` is even, and loses ``f`` then; when ``k`` is odd he wins ``f``.
 
 Boxes of valence 0/1 left after the fill (joints between chains) are counted with the longest
-chain, a rough stand-in. Seed 003's formulas (17) and (18) give one- and two-box handouts their
-face value and long chains ``length - 4``-style worth; the DP subsumes both.
+chain, a rough stand-in. The classic handout counts (one- and two-box handouts at face value,
+long chains worth about ``length - 4``) are special cases of the DP.
 
 Speed (about 70% of a 0.2 s mid-game search is spent here): the fill walks only the lines it
 can still draw, as the set bits of a mask in "order space" (bit i = the i-th line of the

@@ -1,4 +1,5 @@
-"""Unit tests for every Dots-and-Boxes rule of the core (spec: shared/spec/dots-and-boxes.md)."""
+"""Unit tests for every Dots-and-Boxes rule of the core (the Dots-and-Boxes rules of the
+project's rules document)."""
 
 import pytest
 
@@ -149,8 +150,8 @@ def test_copy_is_independent():
     assert c.index() == {1: {1: {1: 1}}, 2: {1: {1: 2}}}
 
 
-def test_seed_000_index_structure():
-    """The index is x -> y -> orientation -> serial, as in the seed's table after move 89."""
+def test_move_index_structure():
+    """The move index is x -> y -> orientation -> serial of the move that drew the line."""
     s = game(3, 3).new_state()
     moves = [(1, 1, 1), (3, 1, 1), (1, 1, 2), (4, 1, 2), (1, 2, 1)]
     for m in moves:
@@ -209,7 +210,7 @@ def test_chain_kinds():
     assert loop.chains().valence == ((2, 2), (2, 2))
 
 
-def test_phase_follows_seed_004():
+def test_phase_follows_the_chain_state():
     s = game(1, 2).new_state()
     assert s.phase == "start"
     for m in [(1, 1, 1), (1, 1, 2), (2, 1, 2)]:

@@ -1,4 +1,5 @@
-"""One test (at least) per rule of /work/shared/spec/extreme-tictactoe.md."""
+"""One test (at least) per rule of Extreme Tic-Tac-Toe (numbered as in the project's rules
+document)."""
 
 from __future__ import annotations
 
