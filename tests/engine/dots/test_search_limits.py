@@ -263,3 +263,16 @@ def test_the_time_limit_counts_from_the_call_to_analyse(monkeypatch):
                          start=time.perf_counter() - 1.0)
         assert a.time_ms >= 1000, (name, a.time_ms)
         assert a.best_move in game.new_state().legal_moves()
+
+
+def test_dots_analyses_have_no_mate_distance():
+    game = load_game("dots-and-boxes", width=2, height=2)
+    progress = []
+    exact = analyse(game.new_state(), time_ms=None, on_progress=progress.append)
+    bounded = analyse(load_game("dots-and-boxes", width=4, height=4).new_state(),
+                      time_ms=None, depth=2)
+    for a in (exact, bounded):
+        assert a.mate_in is None and all(m.mate_in is None for m in a.moves)
+        d = a.to_dict()
+        assert d["mate_in"] is None and all(m["mate_in"] is None for m in d["moves"])
+    assert exact.exact and progress and all(p.mate_in is None for p in progress)

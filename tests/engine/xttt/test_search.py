@@ -265,3 +265,62 @@ def test_a_move_that_beat_the_previous_best_in_the_unfinished_depth_is_played(se
     assert a.moves[0].move == a.best_move and a.moves[0].value == a.value
     assert sorted(m.move for m in a.moves) == s.legal_moves()
     assert a.proven in (None, "win") and a.best_move in s.legal_moves()
+
+
+# ----------------------------------------------------------------- mate distances
+
+def _assert_on_the_value_scale(a):
+    from boxfish.engine.xttt.evaluate import MAX_EVAL
+    from boxfish.engine.xttt.search import WIN_VALUE
+
+    for value, mate_in in [(a.value, a.mate_in)] + [(m.value, m.mate_in) for m in a.moves]:
+        assert abs(value) <= WIN_VALUE
+        if mate_in is not None:
+            assert value == (WIN_VALUE if mate_in > 0 else -WIN_VALUE)
+        elif abs(value) < PROVEN:
+            assert abs(value) <= MAX_EVAL
+
+
+@pytest.mark.parametrize("position, plies", [(_win_in_one, 1), (_win_in_two_by_bonus, 2),
+                                             (_win_in_three_plies, 3)])
+def test_a_forced_pattern_win_reports_its_distance_in_plies(position, plies):
+    from boxfish.engine.xttt.search import WIN_VALUE
+
+    s = position()
+    progress = []
+    a = engine.analyse(s, time_ms=None, depth=4, on_progress=progress.append)
+    assert a.proven == "win" and a.exact and a.mate_in == plies
+    assert a.value == WIN_VALUE  # the 68-0 result, not a distance
+    assert a.moves[0].move == a.best_move and a.moves[0].mate_in == plies
+    assert progress[-1].mate_in == plies and progress[-1].value == a.value
+    _assert_on_the_value_scale(a)
+    d = a.to_dict()
+    assert d["mate_in"] == plies and d["moves"][0]["mate_in"] == plies
+    assert json.loads(json.dumps(d)) == d
+
+
+def test_the_losing_side_gets_a_negative_distance():
+    from boxfish.engine.xttt.search import WIN_VALUE
+
+    s = _win_in_three_plies()
+    s.play(cell((2, 2), (1, 1)))  # o to move: its reply, then x's winning move
+    a = engine.analyse(s, time_ms=None, depth=4)
+    assert a.proven == "loss" and a.mate_in == -2 and a.value == -WIN_VALUE
+    assert all(m.mate_in == -2 for m in a.moves)
+    _assert_on_the_value_scale(a)
+
+
+def test_a_game_a_pattern_has_ended_has_distance_zero():
+    s = _win_in_one()
+    s.play(next(m for m in s.legal_moves() if _wins_now(s, m)))
+    a = engine.analyse(s, time_ms=100)
+    assert a.proven == "loss" and a.mate_in == 0 and a.best_move is None
+
+
+def test_heuristic_and_points_values_have_no_distance():
+    s = _last_cell_endgame([(0, 0)], [(1, 1)])  # won on points, not by a pattern
+    a = engine.analyse(s, time_ms=2000)
+    assert a.proven == "win" and a.mate_in is None
+    b = engine.analyse(_random_position(3, 20), time_ms=None, depth=2)
+    assert b.mate_in is None and all(m.mate_in is None for m in b.moves)
+    _assert_on_the_value_scale(b)
