@@ -117,6 +117,10 @@ class State(ABC):
     @abstractmethod
     def is_terminal(self) -> bool: ...
 
+    def status(self) -> str:
+        """``"finished"`` when the game is over, else ``"in_progress"`` (as in ``to_dict``)."""
+        return "finished" if self.is_terminal() else "in_progress"
+
     @abstractmethod
     def result(self) -> dict | None:
         """None while the game goes on, else ``{"winner": 0 | 1 | None, "points": [p0, p1]}``."""

@@ -53,6 +53,12 @@ def _sort_key(order_index):
     return key
 
 
+def _proven_bound(r: RootMove) -> Bound:
+    """What ``r`` proves about its move's value: its bound when no heuristic value was used to
+    find it, else only an estimate."""
+    return r.bound if r.solved else Bound.ESTIMATE
+
+
 def _depth_result(depth: int, res: dict[int, RootMove], solved: bool, searcher: Searcher,
                   refined: bool = False) -> DepthResult:
     """``res`` (line -> result, in the order searched) as a DepthResult, best first."""
@@ -323,28 +329,23 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         results[deeper.action] = deeper
         ranked = [deeper] + [r for r in ranked if r.action != deeper.action]
     best = ranked[0]
-    others_ok = all(r.solved and (r.bound in (Bound.EXACT, Bound.UPPER))
-                    and r.value <= best.value for r in ranked[1:])
-    exact = solved and best.solved and best.bound == Bound.EXACT and others_ok
-    if exact:
+    best_bound = _proven_bound(best)
+    others_ok = all(_proven_bound(r) in (Bound.EXACT, Bound.UPPER) and r.value <= best.value
+                    for r in ranked[1:])
+    if solved and best_bound == Bound.EXACT and others_ok:
         bound = Bound.EXACT
-    elif best.solved and best.bound in (Bound.EXACT, Bound.LOWER):
+    elif best_bound in (Bound.EXACT, Bound.LOWER):
         # one move's value (or a lower bound of it) is proven, the others' are not bounded
         # by it: the position is worth at least that much
         bound = Bound.LOWER
     else:
         bound = Bound.ESTIMATE
+    exact = bound == Bound.EXACT
     mv = []
     for r in ranked:
-        # a bound counts only when no heuristic value was used to find it
-        ex = r.solved and r.bound == Bound.EXACT
-        if ex:
-            b = Bound.EXACT
-        elif r.solved and r.bound in (Bound.UPPER, Bound.LOWER):
-            b = r.bound
-        else:
-            b = Bound.ESTIMATE
-        mv.append(MoveValue(move=moves_of[r.action], value=r.value, exact=ex, bound=b))
+        b = _proven_bound(r)
+        mv.append(MoveValue(move=moves_of[r.action], value=r.value, exact=b == Bound.EXACT,
+                            bound=b))
     if multipv is not None:
         mv = mv[:multipv]
     try:

@@ -419,9 +419,6 @@ class DotsState(State):
         return fresh.snapshot(self._val, self._phase)
 
     # ------------------------------------------------------------------ presentation
-    def status(self) -> str:
-        return "finished" if self.is_terminal() else "in_progress"
-
     def to_dict(self) -> dict:
         geo = self._geo
         return {

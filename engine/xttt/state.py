@@ -392,7 +392,7 @@ class XtttState(State):
             "game": self.game.name,
             "serial": self.serial,
             "to_move": self.to_move,
-            "status": "finished" if self.over is not None else "in_progress",
+            "status": self.status(),
             "result": self.result(),
             "ending": str(self.ending) if self.ending is not None else None,
             "board": self.board(),
