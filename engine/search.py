@@ -64,9 +64,11 @@ class SearcherBase:
             raise SearchAborted
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RootMove:
     """One root move after an iteration: its action id and its value for the side to move.
+    Read-only (not frozen only because a frozen dataclass is three times slower to make,
+    and a search makes one per root move it searches).
 
     ``bound``: ``exact`` (a full-window value at this depth), ``upper`` / ``lower`` (the
     value only bounds it), or ``estimate`` (a guess the search never checked). ``solved``: no
