@@ -75,3 +75,19 @@ def test_openspiel_scores_every_step_on_a_small_board():
             gained = ours.scores[mover] - before[mover]
             if not theirs.is_terminal():
                 assert (theirs.current_player() == mover) == (gained > 0)
+
+
+@pytest.mark.parametrize("width,height", [(2, 3), (3, 3)])
+def test_unchecked_play_takes_openspiel_action_ids(width, height):
+    """``legal_actions`` / ``play_unchecked`` speak OpenSpiel's action ids directly."""
+    rng = random.Random(width + 10 * height)
+    game = load_game("dots-and-boxes", width=width, height=height)
+    sg = spiel_game(width, height)
+    for _ in range(10):
+        ours, theirs = game.new_state(), sg.new_initial_state()
+        while not theirs.is_terminal():
+            assert ours.legal_actions() == sorted(theirs.legal_actions())
+            action = rng.choice(theirs.legal_actions())
+            ours.play_unchecked(action)
+            theirs.apply_action(action)
+            compare(ours, theirs, game)
