@@ -23,6 +23,10 @@ from boxfish import engine
 from boxfish.service.analysis_request import AnalysisRequest
 from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
 
+#: What of an ``engine.Progress`` a job publishes in its ``meta["progress"]`` (the API's
+#: ``progress``; openapi.yaml's Progress schema).
+PROGRESS_FIELDS = ("depth", "best_move", "value", "exact", "nodes", "mate_in")
+
 
 class AnalysisRunner:
     """Runs analysis requests and owns what a worker process keeps between them: the search
@@ -102,7 +106,7 @@ def run_analysis(request: dict | AnalysisRequest, alive_key: str | None = None,
     def on_progress(progress) -> None:
         if job is not None:
             job.meta["progress"] = {k: v for k, v in progress.to_dict().items()
-                                    if k in ("depth", "best_move", "value", "exact", "nodes")}
+                                    if k in PROGRESS_FIELDS}
             job.save_meta()
 
     liveness = (_Liveness(job.connection, alive_key, alive_ttl_s)

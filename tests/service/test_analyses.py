@@ -69,6 +69,8 @@ def test_lifecycle_and_result_equals_engine(client, rq_worker):
     assert busy_done["result"]["best_move"] in [list(m) for m in engine.load_game(
         "extreme-tictactoe").new_state().legal_moves()]
     assert busy_done["progress"] is not None and busy_done["progress"]["depth"] >= 1
+    assert set(busy_done["progress"]) == {"depth", "best_move", "value", "exact", "nodes",
+                                          "mate_in"}
 
 
 def test_wait_answers_with_the_finished_job(client, rq_worker):
