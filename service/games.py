@@ -231,5 +231,7 @@ class GameService:
         return Appended(event, replayed=True)
 
     def moves(self, meta: GameMeta, after: int = 0) -> list[MoveEvent]:
-        return self.recorder.read(meta.game_id, after=after)
+        """The moves after serial ``after`` up to ``meta.serial``: a snapshot that agrees with
+        the serial read with it, however many moves are appended meanwhile."""
+        return self.recorder.read(meta.game_id, after=after, upto=meta.serial)
 

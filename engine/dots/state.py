@@ -340,12 +340,14 @@ class DotsState(State):
         return out
 
     def opportunity_rank(self, move) -> int:
-        """Boxes the mover can take in a row starting with ``move`` (0 if it completes none):
-        found by playing the captures out with temporary moves, undone before returning."""
+        """Boxes the mover can take in a row starting with ``move`` (0 if it completes none).
+        Changes nothing: the captures are played out on a scratch copy."""
         line = self.check(move)
-        return self._rank(line)
+        return self.copy()._rank(line)
 
     def _rank(self, line: int) -> int:
+        """Play ``line`` and the captures that follow, then undo them. Mutates ``self`` while
+        it runs: call it on a scratch copy only (readers may share a state between threads)."""
         taken = self.play_unchecked(line)
         if not taken:
             self.undo_unchecked()
@@ -361,10 +363,13 @@ class DotsState(State):
 
     def opportunities(self) -> list[Opportunity]:
         """Every line that completes a box now, with its box count and opportunity rank,
-        in line-id order."""
+        in line-id order. Changes nothing (ranks are found on a scratch copy)."""
         moves = self._geo.moves
-        return [Opportunity(moves[ln], n, self._rank(ln))
-                for ln, n in sorted(self._opportunity_lines().items())]
+        lines = sorted(self._opportunity_lines().items())
+        if not lines:
+            return []
+        scratch = self.copy()
+        return [Opportunity(moves[ln], n, scratch._rank(ln)) for ln, n in lines]
 
     def pitfall_rank(self, move) -> int:
         """How many boxes drawing ``move`` hands to the opponent: the number of boxes it would
@@ -407,9 +412,17 @@ class DotsState(State):
     # ------------------------------------------------------------------ the chain state
     def chains(self) -> ChainState:
         """Valences, the chains and loops with their kind and length, which chain each box is
-        in, and the phase. Only the chains the moves since the last call touched are rebuilt."""
-        self._chains.sync(self._drawn, self._val)
-        return self._chains.snapshot(self._val, self._phase)
+        in, and the phase. Only the chains the moves since the last call touched are rebuilt.
+
+        Safe for readers sharing the state between threads: the rebuild works on a copy of
+        the kept chains, published whole when it is done (a kept tracker is never changed
+        once another thread may read it)."""
+        tracker = self._chains
+        if tracker.dirty:
+            tracker = tracker.copy()
+            tracker.sync(self._drawn, self._val)
+            self._chains = tracker
+        return tracker.snapshot(self._val, self._phase)
 
     def chains_from_scratch(self) -> ChainState:
         """The same as :meth:`chains`, computed with no kept state (a reference for tests)."""
