@@ -57,10 +57,12 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
     if connection is None:
         if not settings.redis_url:
             raise ValueError("no Redis: set REDIS_URL (or run 'boxfish serve', which starts one)")
-        connection = redis.Redis.from_url(settings.redis_url, health_check_interval=30)
+        connection = redis.Redis.from_url(settings.redis_url, health_check_interval=30,
+                                          socket_timeout=settings.redis_socket_timeout_s)
     if queue_connection is None:
         queue_connection = (redis.Redis.from_url(settings.queue_redis_url,
-                                                 health_check_interval=30)
+                                                 health_check_interval=30,
+                                                 socket_timeout=settings.redis_socket_timeout_s)
                             if settings.queue_redis_url else connection)
     keys = KeySpace(settings.key_prefix)
     recorder = recorder or RedisRecorder(connection, keys)

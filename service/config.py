@@ -46,6 +46,10 @@ class Settings(BaseSettings):
     max_moves: int = Field(default=1000, ge=0)
     max_multipv: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=64 * 1024, ge=256)
+    #: Deepest nesting of arrays and objects a JSON request body may have (checked on the raw
+    #: bytes before parsing, so no parser or validator recursion can exceed it); deeper is 400
+    #: ``reason`` ``too_deep``. The API's own bodies nest at most 3 levels.
+    max_json_depth: int = Field(default=32, ge=2, le=200)
     max_queue_length: int = Field(default=100, ge=0)
     #: Upper bound of ``?wait=`` on POST /v1/analyses, in seconds.
     max_wait_s: float = Field(default=10.0, ge=0, le=60)
@@ -65,6 +69,11 @@ class Settings(BaseSettings):
     #: ``engine.SearchCache``): successive positions of one game start warm. 0 (or less)
     #: turns the cache off; an empty value means the default.
     search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
+
+    #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the
+    #: Redis URL wins). An event stream's blocking read is split into reads shorter than it,
+    #: so a stream may stay idle for any time.
+    redis_socket_timeout_s: float = Field(default=5.0, gt=0)
 
     # Server-Sent Events.
     sse_keepalive_s: float = Field(default=15.0, gt=0)

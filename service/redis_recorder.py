@@ -10,6 +10,8 @@ serial check, the idempotency check, the ``XADD`` and the metadata update happen
 from __future__ import annotations
 
 import json
+import math
+import time
 
 import redis
 
@@ -130,15 +132,33 @@ class RedisRecorder(Recorder):
         return [_event(fields) for _, fields in entries]
 
     def wait(self, game_id, after, timeout_s):
+        """Blocks up to ``timeout_s`` however long that is: the wait is a series of ``XREAD
+        BLOCK`` calls, each shorter than the connection's socket timeout (which would
+        otherwise end a longer one with ``redis.TimeoutError``)."""
         events = self.read(game_id, after)
-        if events:
+        if events or timeout_s <= 0:
             return events
-        # XREAD returns entries with an id greater than the one given: "<after>-0".
-        res = self.redis.xread({self.keys.game_log(game_id): f"{after}-0"},
-                               block=max(1, int(timeout_s * 1000)))
-        if not res:
-            return []
-        return [_event(fields) for _, fields in res[0][1]]
+        deadline = time.monotonic() + timeout_s
+        log = self.keys.game_log(game_id)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            # XREAD returns entries with an id greater than the one given: "<after>-0".
+            res = self.redis.xread({log: f"{after}-0"},
+                                   block=max(1, int(min(remaining, self._max_block_s) * 1000)))
+            if res:
+                return [_event(fields) for _, fields in res[0][1]]
+
+    @property
+    def _max_block_s(self) -> float:
+        """The longest single blocking read: the socket timeout less a margin for the round
+        trip (1 s, or half of a socket timeout under 2 s); unbounded without a timeout."""
+        pool = getattr(self.redis, "connection_pool", None)
+        timeout = getattr(pool, "connection_kwargs", {}).get("socket_timeout")
+        if not timeout:
+            return math.inf
+        return max(timeout - 1.0, timeout / 2)
 
     def close(self) -> None:
         self.redis.close()

@@ -7,14 +7,23 @@ comment line ``: keep-alive`` is sent when nothing happened for ``sse_keepalive_
 stream ends after the move that finishes the game (at once if it is finished already).
 
 Each stream waits with a blocking read on the game's log (``Recorder.wait``: ``XREAD BLOCK`` on
-its own pooled connection) and holds one server thread; the app caps concurrent streams.
+its own pooled connection, in reads shorter than the Redis socket timeout) and holds one server
+thread; the app caps concurrent streams. A stream lives until the game ends, the client leaves
+(the next write fails) or the server stops; an idle one gets a keep-alive every
+``sse_keepalive_s`` (and one at once when a resumed stream has nothing to send yet, so the
+client sees the response start). An error inside the stream (the store unreachable, say) is
+logged and ends the stream cleanly: the response has started, so no error response can be
+sent; the client reconnects with ``Last-Event-ID``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 
 from .games import game_view
+
+log = logging.getLogger(__name__)
 
 
 def sse(event: str, data: dict, event_id: int | None = None) -> str:
@@ -22,7 +31,18 @@ def sse(event: str, data: dict, event_id: int | None = None) -> str:
     return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
+KEEPALIVE = ": keep-alive\n\n"
+
+
 def event_stream(services, meta, after: int | None):
+    """The stream's text chunks; never raises (an error ends the stream, see above)."""
+    try:
+        yield from _events(services, meta, after)
+    except Exception:  # noqa: BLE001 - the response has started: end it, never a 500 page
+        log.warning("event stream of game %s ended by an error", meta.game_id, exc_info=True)
+
+
+def _events(services, meta, after: int | None):
     games, recorder = services.games, services.recorder
     keepalive = services.settings.sse_keepalive_s
     if after is None:
@@ -35,14 +55,18 @@ def event_stream(services, meta, after: int | None):
         last = after
         if meta.status == "finished" and last >= meta.serial:
             return
+    started = after is None
     while True:
-        events = recorder.wait(meta.game_id, last, keepalive)
+        # Until something is sent, only look (no wait): an idle resumed stream starts at once.
+        events = recorder.wait(meta.game_id, last, keepalive if started else 0)
         if not events:
             meta = recorder.get_meta(meta.game_id)
             if meta.status == "finished" and last >= meta.serial:
                 return
-            yield ": keep-alive\n\n"
+            started = True
+            yield KEEPALIVE
             continue
+        started = True
         for event in events:
             yield sse("move", event.response(), event.serial)
             last = event.serial
