@@ -1,4 +1,5 @@
-"""Request bodies at the HTTP edge (pydantic): unknown fields are refused, ints are strict.
+"""Request bodies at the HTTP edge (pydantic): unknown fields are refused, ints are strict and
+at most 64 bits (:data:`MAX_INT`).
 
 The ``game`` field picks the game; each game's parameters have a model in
 :data:`GAME_PARAMS` (a game the engine knows but this table does not takes no parameters).
@@ -9,9 +10,17 @@ Moves stay raw JSON here: ``Game.parse_move`` judges them, so a bad move gets th
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model
+
+#: The largest integer the API takes anywhere (body fields, query parameters, headers): a signed
+#: 64-bit integer, what most clients' JSON integers are and what a Redis stream id (a serial)
+#: holds. Larger ones are 422 problems, never passed on to the store.
+MAX_INT = 2**63 - 1
+
+#: A strict integer of at most 64 bits (signed).
+Int64 = Annotated[StrictInt, Field(ge=-MAX_INT - 1, le=MAX_INT)]
 
 
 class Strict(BaseModel):
@@ -47,12 +56,12 @@ class CreateGameFields(Strict):
 
 class AppendMove(Strict):
     move: Any = Field(description="the move as a JSON list of ints; judged by the game")
-    serial: StrictInt | None = Field(default=None, ge=1)
+    serial: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
 
 
 class AnalysisLimits(Strict):
-    time_ms: StrictInt | None = Field(default=None, ge=1)
-    multipv: StrictInt | None = Field(default=None, ge=1)
+    time_ms: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
+    multipv: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
 
 
 class AnalysisFields(AnalysisLimits):
@@ -60,11 +69,11 @@ class AnalysisFields(AnalysisLimits):
     moves: list[Any] | None = None
     lines: StrictStr | None = None
     to_move: Literal[0, 1] | None = None
-    scores: list[StrictInt] | None = Field(default=None, min_length=2, max_length=2)
+    scores: list[Int64] | None = Field(default=None, min_length=2, max_length=2)
 
 
 class GameAnalysis(AnalysisLimits):
-    at: StrictInt | None = Field(default=None, ge=0)
+    at: StrictInt | None = Field(default=None, ge=0, le=MAX_INT)
 
 
 @cache

@@ -5,13 +5,13 @@ Views are thin: parse and validate the request, call a service, shape the respon
 
 from __future__ import annotations
 
-import json
 import re
 
 from flask import current_app, request
 
 from boxfish.engine import game_names, load_game
 
+from ..bodies import parse_int, parse_json, read_body
 from ..models import GameChoice, param_names, with_params
 from ..problems import Problem, invalid
 
@@ -25,19 +25,16 @@ def ctx():
 
 def json_body(optional: bool = False) -> dict:
     """The request body as a JSON object (415 / 400 / 422 problems otherwise); with
-    ``optional``, an empty body is ``{}``."""
+    ``optional``, an empty body is ``{}``. A body over ``max_body_bytes`` (chunked too) is
+    413, one nested deeper than ``max_json_depth`` 400 (see :mod:`service.bodies`)."""
     if optional and not request.content_length and not request.mimetype:
         return {}
     mimetype = request.mimetype or ""
     if not (mimetype == "application/json" or mimetype.endswith("+json")):
         raise Problem(415, "unsupported-media-type", "Unsupported media type",
                       "send the body as JSON with 'Content-Type: application/json'")
-    raw = request.get_data(cache=True)  # raises 413 beyond MAX_CONTENT_LENGTH
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Problem(400, "malformed-json", "Malformed JSON",
-                      f"the body is not JSON: {exc}") from None
+    settings = ctx().settings
+    body = parse_json(read_body(request, settings.max_body_bytes), settings.max_json_depth)
     if not isinstance(body, dict):
         raise invalid("the body must be a JSON object")
     return body
@@ -73,17 +70,20 @@ def check_id(value: str, what: str) -> str:
 
 
 def query_int(name: str, default: int, minimum: int = 0) -> int:
+    """The integer query parameter ``name`` (ASCII digits, from ``minimum`` to
+    :data:`~service.models.MAX_INT`), ``default`` without one; a 422 problem otherwise."""
     raw = request.args.get(name)
     if raw is None:
         return default
     try:
-        value = int(raw)
-    except ValueError:
-        raise invalid(f"query parameter {name!r} must be an integer, got {raw!r}",
+        return parse_int(raw, minimum)
+    except ValueError as exc:
+        reason = str(exc)
+    if reason == "not an integer":
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise invalid(f"query parameter {name!r} must be an integer, got {shown!r}",
                       errors=[{"loc": ["query", name], "msg": "not an integer",
-                               "type": "int_parsing"}]) from None
-    if value < minimum:
-        raise invalid(f"query parameter {name!r} must be >= {minimum}",
-                      errors=[{"loc": ["query", name], "msg": f">= {minimum}",
-                               "type": "greater_than_equal"}])
-    return value
+                               "type": "int_parsing"}])
+    kind = "greater_than_equal" if reason.startswith(">") else "less_than_equal"
+    raise invalid(f"query parameter {name!r} must be {reason}",
+                  errors=[{"loc": ["query", name], "msg": reason, "type": kind}])

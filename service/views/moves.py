@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request, stream_with_context
 
+from ..bodies import parse_int
 from ..games import fingerprint
-from ..models import AppendMove
+from ..models import MAX_INT, AppendMove
 from ..problems import Problem, invalid
 from ..sse import event_stream
 from . import check_id, ctx, json_body, query_int, validate
@@ -56,12 +57,11 @@ def stream_events(game_id: str):
     last_id = request.headers.get("Last-Event-ID")
     if last_id is not None:
         try:
-            after = int(last_id)
-            if after < 0:
-                raise ValueError
+            after = parse_int(last_id.strip())
         except ValueError:
-            raise invalid(f"Last-Event-ID must be a serial (an integer >= 0), got {last_id!r}",
-                          reason="invalid_last_event_id") from None
+            shown = last_id if len(last_id) <= 40 else last_id[:40] + "..."
+            raise invalid(f"Last-Event-ID must be a serial (an integer from 0 to {MAX_INT}), "
+                          f"got {shown!r}", reason="invalid_last_event_id") from None
     else:
         after = query_int("after", -1, minimum=0) if "after" in request.args else None
     if not services.sse_slots.acquire(blocking=False):
