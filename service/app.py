@@ -10,6 +10,7 @@ from pathlib import Path
 import redis
 from flask import Flask
 
+from . import security
 from .analyses import AnalysisService
 from .config import Settings
 from .errors import register_error_handlers
@@ -92,4 +93,5 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
                 "boxfish_state_cache_entries": ("Game states in this process's cache",
                                                 len(services.games.cache))}
     metrics.add_scrape_gauges(gauges)
+    security.init_app(app)  # last: its headers go on every answer of what is installed before
     return app
