@@ -22,8 +22,9 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from .models import MAX_INT
 from .problems import Problem
 
-#: A JSON string (escapes included) or a bracket: what the depth scan looks at.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+#: A JSON string (escapes included), and anything but brackets: what the depth scan drops.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r'[^\[\]{}]+')
 _INT = re.compile(r"-?[0-9]{1,19}")
 #: Chunk size of reads from a chunked request body.
 _READ_CHUNK = 16 * 1024
@@ -57,18 +58,15 @@ def nesting_depth(text: str, cap: int) -> int:
     """The deepest nesting of arrays and objects in ``text`` outside strings, or ``cap + 1``
     as soon as it is deeper than ``cap`` (no need to look further). For text that is not JSON
     the number is an upper bound of how deep a parser gets before it fails."""
-    if text.count("[") + text.count("{") <= cap:  # cannot nest deeper than it has brackets
-        return text.count("[") + text.count("{")
     depth = deepest = 0
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        if token in "[{":
+    for bracket in _NOT_BRACKET.sub("", _STRING.sub("", text)):
+        if bracket in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > cap:
                     return deepest
-        elif token in "]}":
+        else:
             depth = max(depth - 1, 0)
     return deepest
 
@@ -86,7 +84,9 @@ def parse_json(raw: bytes, max_depth: int):
     except (UnicodeDecodeError, LookupError) as exc:
         raise Problem(400, "malformed-json", "Malformed JSON",
                       f"the body is not JSON: {exc}") from None
-    if nesting_depth(text, max_depth) > max_depth:
+    # Cheap first: text cannot nest deeper than it has opening brackets.
+    if (text.count("[") + text.count("{") > max_depth
+            and nesting_depth(text, max_depth) > max_depth):
         raise Problem(400, "malformed-json", "Malformed JSON",
                       f"the body nests arrays and objects more than {max_depth} levels deep",
                       reason="too_deep")

@@ -18,6 +18,7 @@ from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from boxfish.service.app import create_app
+from boxfish.service.bodies import nesting_depth
 from boxfish.service.embedded_redis import free_port
 from boxfish.service.games import token_hash
 from boxfish.service.keys import KeySpace
@@ -291,6 +292,19 @@ def test_nesting_depth_cap(client, new_game, settings):
     resp = client.post("/v1/games", data=f'{{"game": "{name}"}}',
                        content_type="application/json")
     assert resp.status_code == 422 and resp.json["reason"] == "unknown_game"
+
+
+def test_nesting_depth_scan():
+    cases = {
+        '{"a": ["]]]", {"b": [1]}]}': 4,
+        '["\\\\", [[[]]]]': 4,  # an escaped backslash ends its string
+        '["\\"[[[[", 1]': 1,  # an escaped quote does not
+        '"[[[[[["': 0,
+        "]]]][[": 2,
+        "[" * 10_000: 11,  # stops one past the cap
+    }
+    for text, depth in cases.items():
+        assert nesting_depth(text, 10) == depth, text
 
 
 def test_json_constants_are_malformed(client):
