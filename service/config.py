@@ -85,6 +85,36 @@ class Settings(BaseSettings):
     #: In-process LRU of rebuilt game states, in entries.
     state_cache_size: int = Field(default=1024, ge=1)
 
+    #: Time a client has to send a request's line, headers and body, counted from its first
+    #: byte; a stalled or trickling client then gets 408 and its connection closed. It also
+    #: bounds each write of a response (a client that stops reading). Event streams and
+    #: ``?wait=`` may run longer: only reading the request and each write are bounded.
+    #: Enforced by the gunicorn worker (``boxfish.service.gunicorn_worker``).
+    request_timeout_s: float = Field(default=30.0, gt=0)
+
+    # Rate limits (``boxfish.service.ratelimit``): per client (a game's write token when the
+    # request carries that game's token, else the client's IP) and per route class; counted in
+    # the job queue's Redis, so every API process shares them. Each is a list of limits such
+    # as "60/minute" or "10/second;300/minute"; an empty value means no limit for that class.
+    rate_limit_enabled: bool = True
+    #: POST /v1/analyses and POST /v1/games/{id}/analyses.
+    rate_limit_analyses: str = "60/minute"
+    #: POST /v1/games.
+    rate_limit_games: str = "120/minute"
+    #: POST /v1/games/{id}/moves.
+    rate_limit_appends: str = "1200/minute"
+    #: Every other /v1 route (GET games, moves, index, events, analyses).
+    rate_limit_reads: str = "3000/minute"
+
+    @field_validator("rate_limit_analyses", "rate_limit_games", "rate_limit_appends",
+                     "rate_limit_reads")
+    @classmethod
+    def _rate_limits(cls, raw: str) -> str:
+        if raw.strip():
+            from limits import parse_many
+            parse_many(raw)  # ValueError: a message naming the string
+        return raw.strip()
+
     # Embedded Redis (``boxfish serve`` without REDIS_URL).
     data_dir: str = "./boxfish-data"
     redis_port: int = Field(default=0, ge=0, le=65535)

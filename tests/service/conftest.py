@@ -35,6 +35,12 @@ def _env(settings: Settings, **extra) -> dict:
         "BOXFISH_SSE_KEEPALIVE_S": str(settings.sse_keepalive_s),
         "BOXFISH_JOB_LIVENESS_S": str(settings.job_liveness_s),
         "BOXFISH_WORKER_FORK": str(settings.worker_fork).lower(),
+        "BOXFISH_REQUEST_TIMEOUT_S": str(settings.request_timeout_s),
+        "BOXFISH_RATE_LIMIT_ENABLED": str(settings.rate_limit_enabled).lower(),
+        "BOXFISH_RATE_LIMIT_ANALYSES": settings.rate_limit_analyses,
+        "BOXFISH_RATE_LIMIT_GAMES": settings.rate_limit_games,
+        "BOXFISH_RATE_LIMIT_APPENDS": settings.rate_limit_appends,
+        "BOXFISH_RATE_LIMIT_READS": settings.rate_limit_reads,
     })
     env.update(extra)
     return env
@@ -152,7 +158,8 @@ def rq_worker(settings, redis_client, tmp_path_factory):
 def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16):
     log = open(log_path, "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--worker-class", "gthread", "--workers", "1",
+        [sys.executable, "-m", "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
+         "--workers", "1",
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
          "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)

@@ -1,0 +1,17 @@
+"""gunicorn configuration of the Boxfish API: ``gunicorn -c python:boxfish.service.gunicorn_conf
+boxfish.service.wsgi:app`` (``boxfish serve`` and the tests' servers use it; the command line
+adds the bind address, processes and threads).
+
+The worker class is gthread with RFC 9457 errors and read deadlines
+(:mod:`boxfish.service.gunicorn_worker`). The request-line and header caps are explicit: beyond
+them gunicorn answers 414 or 431 (``application/problem+json``) before the app runs.
+"""
+
+worker_class = "boxfish.service.gunicorn_worker.BoxfishWorker"
+
+#: Longest request line (method, target with its query, version), in bytes; longer is 414.
+limit_request_line = 4094
+#: Most header fields a request may have; more is 431.
+limit_request_fields = 64
+#: Longest header field (name and value), in bytes; longer is 431.
+limit_request_field_size = 8190
