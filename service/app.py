@@ -17,6 +17,7 @@ from .errors import register_error_handlers
 from .games import GameService
 from .keys import KeySpace
 from .metrics import Metrics
+from .ratelimit import RateLimiter
 from .recorder import Recorder
 from .redis_recorder import RedisRecorder
 from .state_cache import StateCache
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, connection: redis.Redis | None 
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)
+    RateLimiter(settings, queue_connection).init_app(app)
 
     def gauges():
         return {"boxfish_analysis_queue_length": ("Analysis jobs waiting",

@@ -1,0 +1,252 @@
+"""Rate limits per client and route class, on two real gunicorn processes sharing one Redis:
+429 problems with Retry-After and RateLimit-* headers, counters shared through Redis, another
+address and a write token each their own bucket; plus the pieces in-process."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import secrets
+from urllib.parse import urlparse
+
+import pytest
+import redis
+from pydantic import ValidationError
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from boxfish.service import ratelimit
+from boxfish.service.app import create_app
+from boxfish.service.config import Settings
+from boxfish.service.embedded_redis import free_port
+from boxfish.service.ratelimit import (
+    EXEMPT_BLUEPRINTS,
+    WRITE_CLASSES,
+    parse_limits,
+    route_class,
+)
+
+from .conftest import start_gunicorn, stop_process
+
+LIMITS = {"rate_limit_enabled": True, "rate_limit_reads": "6/minute",
+          "rate_limit_games": "3/minute", "rate_limit_appends": "4/minute",
+          "rate_limit_analyses": "2/minute"}
+
+
+@pytest.fixture(scope="module")
+def limited(settings, tmp_path_factory):
+    """Two gunicorn processes with small limits on one Redis: their base URLs."""
+    own = settings.model_copy(update=LIMITS)
+    procs, bases = [], []
+    try:
+        for name in ("a", "b"):
+            port = free_port()
+            procs.append(start_gunicorn(own, port, tmp_path_factory.mktemp(f"limited-{name}")
+                                        / "api.log", threads=4))
+            bases.append(f"http://127.0.0.1:{port}")
+        yield bases
+    finally:
+        for proc in procs:
+            stop_process(proc)
+
+
+@pytest.fixture(autouse=True)
+def fresh_counters(settings, redis_client):
+    for key in redis_client.scan_iter(f"{settings.key_prefix}:ratelimit:*"):
+        redis_client.delete(key)
+
+
+class Client:
+    """One keep-alive connection from ``source`` (any 127.0.0.0/8 address is this machine)."""
+
+    def __init__(self, base: str, source: str = "127.0.0.1") -> None:
+        u = urlparse(base)
+        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=20,
+                                               source_address=(source, 0))
+
+    def request(self, method: str, path: str, body=None, headers=None):
+        hdrs = dict(headers or {})
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            hdrs["Content-Type"] = "application/json"
+        self.conn.request(method, path, body=data, headers=hdrs)
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        return resp.status, (json.loads(raw) if raw else None), resp
+
+
+def create(client: Client) -> tuple[str, dict]:
+    status, game, _ = client.request("POST", "/v1/games", {"game": "dots-and-boxes",
+                                                           "width": 3, "height": 3})
+    assert status == 201, game
+    return game["id"], {"Authorization": f"Bearer {game['write_token']}"}
+
+
+def limit_headers(resp) -> tuple[int, int, int]:
+    return (int(resp.getheader("RateLimit-Limit")), int(resp.getheader("RateLimit-Remaining")),
+            int(resp.getheader("RateLimit-Reset")))
+
+
+def assert_limited(status, body, resp, limit: int, route: str) -> None:
+    assert status == 429, body
+    assert resp.getheader("Content-Type") == "application/problem+json"
+    assert body["type"] == "urn:boxfish:problem:rate-limited" and body["status"] == 429
+    assert body["route_class"] == route and body["limit"] == limit
+    retry = int(resp.getheader("Retry-After"))
+    assert 1 <= retry <= 60
+    assert limit_headers(resp)[:2] == (limit, 0)
+    assert 1 <= limit_headers(resp)[2] <= 60
+
+
+def test_reads_are_limited_per_address_across_processes(limited, settings, redis_client):
+    a, b = Client(limited[0]), Client(limited[1])
+    gid, _ = create(a)
+    seen = []
+    for i in range(6):  # alternate the two processes: one count
+        status, _, resp = (a, b)[i % 2].request("GET", f"/v1/games/{gid}")
+        assert status == 200
+        seen.append(limit_headers(resp)[:2])
+        assert 1 <= limit_headers(resp)[2] <= 60
+    assert seen == [(6, 5), (6, 4), (6, 3), (6, 2), (6, 1), (6, 0)]
+    for client in (a, b):
+        assert_limited(*client.request("GET", f"/v1/games/{gid}/moves"), 6, "reads")
+    # The counters are in Redis, under the key prefix.
+    keys = [k.decode() for k in redis_client.scan_iter(f"{settings.key_prefix}:ratelimit:*")]
+    assert any("{reads:ip:127.0.0.1}" in k for k in keys), keys
+    assert any("{games:ip:127.0.0.1}" in k for k in keys), keys
+    # Operations are never limited.
+    status, _, resp = a.request("GET", "/healthz")
+    assert status == 200 and resp.getheader("RateLimit-Limit") is None
+    # Other route classes have their own counts.
+    status, _, resp = a.request("POST", "/v1/games", {"game": "dots-and-boxes", "width": 2,
+                                                      "height": 2})
+    assert status == 201 and limit_headers(resp)[:2] == (3, 1)
+
+
+def test_another_address_is_not_affected(limited):
+    a = Client(limited[0])
+    gid, _ = create(a)
+    for _ in range(6):
+        assert a.request("GET", f"/v1/games/{gid}")[0] == 200
+    assert a.request("GET", f"/v1/games/{gid}")[0] == 429
+    other = Client(limited[1], source="127.0.0.2")
+    status, view, resp = other.request("GET", f"/v1/games/{gid}")
+    assert status == 200 and view["id"] == gid
+    assert limit_headers(resp)[:2] == (6, 5)
+
+
+def test_a_write_token_is_its_own_bucket(limited):
+    a = Client(limited[0])
+    gid, auth = create(a)
+    gid2, auth2 = create(a)
+    moves = [[1, 1, 1], [2, 1, 1], [3, 1, 1], [1, 2, 1], [2, 2, 1]]
+    for i, move in enumerate(moves[:4]):
+        status, _, resp = a.request("POST", f"/v1/games/{gid}/moves", {"move": move}, auth)
+        assert status == 201 and limit_headers(resp)[:2] == (4, 3 - i)
+    assert_limited(*a.request("POST", f"/v1/games/{gid}/moves", {"move": moves[4]}, auth),
+                   4, "appends")
+    # The other game's token: a bucket of its own, on either process.
+    status, _, resp = Client(limited[1]).request("POST", f"/v1/games/{gid2}/moves",
+                                                 {"move": [1, 1, 1]}, auth2)
+    assert status == 201 and limit_headers(resp)[:2] == (4, 3)
+    # A token that is not this game's counts against the address (here still fresh): 403.
+    status, body, resp = a.request("POST", f"/v1/games/{gid}/moves", {"move": moves[4]},
+                                   auth2)
+    assert status == 403 and limit_headers(resp)[:2] == (4, 3)
+    # Reads: the address's bucket runs out; the token's does not.
+    for _ in range(6):
+        a.request("GET", f"/v1/games/{gid}")
+    assert a.request("GET", f"/v1/games/{gid}")[0] == 429
+    made_up = {"Authorization": f"Bearer {secrets.token_urlsafe(24)}"}
+    assert a.request("GET", f"/v1/games/{gid}", headers=made_up)[0] == 429
+    status, view, resp = a.request("GET", f"/v1/games/{gid}", headers=auth)
+    assert status == 200 and view["serial"] == 4 and limit_headers(resp)[:2] == (6, 5)
+
+
+def test_analyses_are_limited(limited):
+    a = Client(limited[0])
+    body = {"game": "dots-and-boxes", "width": 2, "height": 2}
+    for i in range(2):
+        status, job, resp = a.request("POST", "/v1/analyses", {**body, "time_ms": 100 + i})
+        assert status in (200, 202), job
+        assert limit_headers(resp)[:2] == (2, 1 - i)
+    assert_limited(*a.request("POST", "/v1/analyses", {**body, "time_ms": 102}), 2,
+                   "analyses")
+    gid, _ = create(a)
+    assert_limited(*a.request("POST", f"/v1/games/{gid}/analyses", {}), 2, "analyses")
+    # Reading a job is a read, not an analysis.
+    status, _, _ = a.request("GET", f"/v1/analyses/{job['id']}")
+    assert status == 200
+
+
+# In process.
+
+def test_every_write_route_has_a_class(app):
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        if rule.endpoint.partition(".")[0] in EXEMPT_BLUEPRINTS:
+            assert route_class(rule.endpoint, "GET") is None
+            continue
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            if method == "GET":
+                assert route_class(rule.endpoint, method) == "reads"
+            else:
+                assert rule.endpoint in WRITE_CLASSES, (rule, method)
+    assert set(WRITE_CLASSES.values()) == {"analyses", "games", "appends"}
+    assert route_class(None, "GET") == "reads"  # unknown paths
+
+
+def test_limit_settings(monkeypatch):
+    defaults = Settings()
+    assert defaults.rate_limit_enabled
+    assert [parse_limits(getattr(defaults, f"rate_limit_{name}"))[0].amount
+            for name in ("analyses", "games", "appends", "reads")] == [60, 120, 1200, 3000]
+    monkeypatch.setenv("BOXFISH_RATE_LIMIT_ANALYSES", "10/second;300/minute")
+    monkeypatch.setenv("BOXFISH_RATE_LIMIT_READS", "")
+    monkeypatch.setenv("BOXFISH_RATE_LIMIT_ENABLED", "false")
+    s = Settings()
+    assert [(x.amount, x.window_s) for x in parse_limits(s.rate_limit_analyses)] == [
+        (10, 1), (300, 60)]
+    assert parse_limits(s.rate_limit_reads) == [] and not s.rate_limit_enabled
+    monkeypatch.setenv("BOXFISH_RATE_LIMIT_GAMES", "60/fortnight")
+    with pytest.raises(ValidationError, match="fortnight"):
+        Settings()
+
+
+def test_several_limits_and_no_limit(settings, redis_client):
+    own = settings.model_copy(update={**LIMITS, "rate_limit_reads": "2/second;3/minute",
+                                      "rate_limit_games": ""})
+    client = create_app(own, connection=redis_client).test_client()
+    for _ in range(5):  # no limit on this class: no headers
+        resp = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
+                                              "height": 2})
+        assert resp.status_code == 201 and "RateLimit-Limit" not in resp.headers
+    gid = resp.json["id"]
+    first = client.get(f"/v1/games/{gid}")
+    assert (first.headers["RateLimit-Limit"], first.headers["RateLimit-Remaining"]) == ("2",
+                                                                                      "1")
+    second = client.get(f"/v1/games/{gid}")
+    assert second.headers["RateLimit-Remaining"] == "0"
+    third = client.get(f"/v1/games/{gid}")
+    assert third.status_code == 429 and third.headers["Retry-After"] == "1"
+    assert third.json["limit"] == 2 and third.json["window_s"] == 1
+
+
+def test_a_failing_limit_store_lets_requests_pass(settings, redis_client, monkeypatch):
+    own = settings.model_copy(update=LIMITS)
+    dead = redis.Redis(port=free_port(), retry=Retry(NoBackoff(), 0))
+    app = create_app(own, connection=redis_client, queue_connection=dead)
+    limiter = app.extensions["boxfish_ratelimit"]
+    calls = []
+    monkeypatch.setattr(limiter, "script", lambda **kw: calls.append(kw) or dead.ping())
+    client = app.test_client()
+    for _ in range(8):
+        resp = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
+                                              "height": 2})
+        assert resp.status_code == 201 and "RateLimit-Limit" not in resp.headers
+    assert len(calls) == 1  # then paused: an outage costs one failed call, not one a request
+    limiter._paused_until -= ratelimit.PAUSE_S  # the pause is over
+    client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2, "height": 2})
+    assert len(calls) == 2
