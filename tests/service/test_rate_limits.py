@@ -26,7 +26,7 @@ from boxfish.service.ratelimit import (
     route_class,
 )
 
-from .conftest import start_gunicorn, stop_process
+from .conftest import CheckedClient, start_gunicorn, stop_process
 
 LIMITS = {"rate_limit_enabled": True, "rate_limit_reads": "6/minute",
           "rate_limit_games": "3/minute", "rate_limit_appends": "4/minute",
@@ -250,3 +250,23 @@ def test_a_failing_limit_store_lets_requests_pass(settings, redis_client, monkey
     limiter._paused_until -= ratelimit.PAUSE_S  # the pause is over
     client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2, "height": 2})
     assert len(calls) == 2
+
+
+def test_the_429_and_the_headers_match_openapi(settings, redis_client, spec):
+    own = settings.model_copy(update=LIMITS)
+    client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
+    body = {"game": "dots-and-boxes", "width": 2, "height": 2}
+    answers = [client.post("/v1/games", json=body) for _ in range(4)]
+    assert [a.status_code for a in answers] == [201, 201, 201, 429]
+    assert answers[-1].headers["Retry-After"] == answers[-1].headers["RateLimit-Reset"]
+    gid = answers[0].json["id"]
+    auth = {"Authorization": f"Bearer {answers[0].json['write_token']}"}
+    for _ in range(4):
+        client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
+    assert client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
+                       headers=auth).status_code == 429
+    for path in (f"/v1/games/{gid}", f"/v1/games/{gid}/index", f"/v1/games/{gid}/moves",
+                 f"/v1/games/{gid}/events", "/v1/analyses/nothing-here", "/v1/nowhere",
+                 f"/v1/games/{gid}", f"/v1/games/{gid}"):
+        client.get(path, validate_spec=path != "/v1/nowhere").close()
+    assert client.get(f"/v1/games/{gid}").status_code == 429
