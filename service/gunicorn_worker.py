@@ -4,8 +4,9 @@
   line longer than ``limit_request_line``: 414; a header field longer than
   ``limit_request_field_size`` or more than ``limit_request_fields`` of them: 431; a malformed
   request line, method, version or header: 400; ...) is ``application/problem+json`` with
-  ``type`` ``about:blank``, like the app's plain HTTP errors. gunicorn still decides the status
-  and logs the error; only the body changes.
+  ``type`` ``about:blank``, like the app's plain HTTP errors, with the app's security headers
+  (:data:`service.security.SECURITY_HEADERS`). gunicorn still decides the status and logs the
+  error; only the answer's form changes.
 * **Read deadlines.** A request's line, headers and body must arrive within
   ``BOXFISH_REQUEST_TIMEOUT_S`` of its first byte, and no write of a response may stall longer
   than that. A client that stalls (or trickles) while sending the headers gets a 408 problem
@@ -31,6 +32,7 @@ from werkzeug.exceptions import RequestTimeout
 
 from .config import Settings
 from .problems import Problem
+from .security import SECURITY_HEADERS
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -196,9 +198,8 @@ def problem_bytes(problem: Problem, reason: str) -> bytes:
     head = (f"HTTP/1.1 {problem.status} {reason}\r\n"
             "Connection: close\r\n"
             f"Content-Type: {PROBLEM_JSON}\r\n"
-            "X-Content-Type-Options: nosniff\r\n"
-            "Cache-Control: no-store\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
+            + "".join(f"{name}: {value}\r\n" for name, value in SECURITY_HEADERS)
+            + f"Content-Length: {len(body)}\r\n\r\n")
     return head.encode("latin-1") + body
 
 

@@ -18,6 +18,7 @@ from boxfish.service.gunicorn_conf import (
     limit_request_fields,
     limit_request_line,
 )
+from boxfish.service.security import SECURITY_HEADERS
 
 from .conftest import start_gunicorn, stop_process
 from .test_server import Http, create, next_event, open_stream
@@ -77,6 +78,8 @@ def test_an_overlong_path_is_a_414_problem(server_url):
     problem = assert_problem(status, headers, body, 414)
     assert str(limit_request_line) in problem["detail"]
     assert headers["connection"] == "close"
+    for name, value in SECURITY_HEADERS:  # as on the app's answers
+        assert headers[name.lower()] == value
 
 
 def test_an_overlong_header_is_a_431_problem(server_url):
