@@ -15,3 +15,7 @@ limit_request_line = 4094
 limit_request_fields = 64
 #: Longest header field (name and value), in bytes; longer is 431.
 limit_request_field_size = 8190
+
+#: No control socket: gunicorn's default is one fixed path in the user's home directory,
+#: shared by every instance on the machine (several API processes, the tests' servers).
+control_socket_disable = True
