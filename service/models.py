@@ -1,5 +1,6 @@
 """Request bodies at the HTTP edge (pydantic): unknown fields are refused, ints are strict and
-at most 64 bits (:data:`MAX_INT`).
+at most 64 bits (:data:`MAX_INT`), and an optional field is left out, never sent as null (it is
+None when left out; openapi.yaml has no nullable request field).
 
 The ``game`` field picks the game; each game's parameters have a model in
 :data:`GAME_PARAMS` (a game the engine knows but this table does not takes no parameters).
@@ -10,9 +11,19 @@ Moves stay raw JSON here: ``Game.parse_move`` judges them, so a bad move gets th
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    create_model,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 #: The largest integer the API takes anywhere (body fields, query parameters, headers): a signed
 #: 64-bit integer, what most clients' JSON integers are and what a Redis stream id (a serial)
@@ -25,6 +36,16 @@ Int64 = Annotated[StrictInt, Field(ge=-MAX_INT - 1, le=MAX_INT)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_null(cls, value, info: ValidationInfo):
+        """An explicit null for an optional field is refused (a field left out is not
+        validated, so it keeps its default None)."""
+        if value is None and not cls.model_fields[info.field_name].is_required():
+            raise PydanticCustomError("null_value", "Input should not be null; leave the "
+                                      "field out instead")
+        return value
 
 
 class NoParams(Strict):
@@ -68,7 +89,8 @@ class AnalysisFields(AnalysisLimits):
     game: StrictStr
     moves: list[Any] | None = None
     lines: StrictStr | None = None
-    to_move: Literal[0, 1] | None = None
+    # Not Literal[0, 1]: that takes false and true for 0 and 1.
+    to_move: StrictInt | None = Field(default=None, ge=0, le=1)
     scores: list[Int64] | None = Field(default=None, min_length=2, max_length=2)
 
 
