@@ -54,7 +54,11 @@ def list_moves(game_id: str):
 def stream_events(game_id: str):
     services = ctx()
     meta = services.games.meta(check_id(game_id, "game"))
-    last_id = request.headers.get("Last-Event-ID")
+    # ?after= is checked even when Last-Event-ID (which wins) is given.
+    after = query_int("after", -1, minimum=0) if "after" in request.args else None
+    # An empty Last-Event-ID is none (the SSE standard's client sends none while its last
+    # event id is the empty string).
+    last_id = request.headers.get("Last-Event-ID") or None
     if last_id is not None:
         try:
             after = parse_int(last_id.strip())
@@ -62,8 +66,6 @@ def stream_events(game_id: str):
             shown = last_id if len(last_id) <= 40 else last_id[:40] + "..."
             raise invalid(f"Last-Event-ID must be a serial (an integer from 0 to {MAX_INT}), "
                           f"got {shown!r}", reason="invalid_last_event_id") from None
-    else:
-        after = query_int("after", -1, minimum=0) if "after" in request.args else None
     if not services.sse_slots.acquire(blocking=False):
         raise Problem(503, "too-many-streams", "Too many event streams",
                       "this server holds its maximum of open event streams; retry later",
