@@ -4,10 +4,7 @@ address and a write token each their own bucket; plus the pieces in-process."""
 
 from __future__ import annotations
 
-import http.client
-import json
 import secrets
-from urllib.parse import urlparse
 
 import pytest
 import redis
@@ -27,6 +24,7 @@ from boxfish.service.ratelimit import (
 )
 
 from .conftest import CheckedClient, start_gunicorn, stop_process
+from .test_server import Http
 
 LIMITS = {"rate_limit_enabled": True, "rate_limit_reads": "6/minute",
           "rate_limit_games": "3/minute", "rate_limit_appends": "4/minute",
@@ -56,27 +54,12 @@ def fresh_counters(settings, redis_client):
         redis_client.delete(key)
 
 
-class Client:
-    """One keep-alive connection from ``source`` (any 127.0.0.0/8 address is this machine)."""
-
-    def __init__(self, base: str, source: str = "127.0.0.1") -> None:
-        u = urlparse(base)
-        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=20,
-                                               source_address=(source, 0))
-
-    def request(self, method: str, path: str, body=None, headers=None):
-        hdrs = dict(headers or {})
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            hdrs["Content-Type"] = "application/json"
-        self.conn.request(method, path, body=data, headers=hdrs)
-        resp = self.conn.getresponse()
-        raw = resp.read()
-        return resp.status, (json.loads(raw) if raw else None), resp
+def Client(base: str, source: str = "127.0.0.1") -> Http:  # noqa: N802 - reads as a class
+    """One keep-alive connection from ``source``."""
+    return Http(base, source=source)
 
 
-def create(client: Client) -> tuple[str, dict]:
+def create(client: Http) -> tuple[str, dict]:
     status, game, _ = client.request("POST", "/v1/games", {"game": "dots-and-boxes",
                                                            "width": 3, "height": 3})
     assert status == 201, game

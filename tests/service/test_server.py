@@ -18,9 +18,13 @@ from .conftest import start_gunicorn, stop_process
 class Http:
     """One keep-alive HTTP/1.1 connection with JSON helpers."""
 
-    def __init__(self, base: str, timeout: float = 20.0) -> None:
+    def __init__(self, base: str, timeout: float = 20.0, source: str | None = None) -> None:
+        """``source``: the local address to connect from (any 127.0.0.0/8 address is this
+        machine; a test of per-address limits uses several)."""
         u = urlparse(base)
-        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+        self.conn = http.client.HTTPConnection(
+            u.hostname, u.port, timeout=timeout,
+            source_address=(source, 0) if source is not None else None)
 
     def request(self, method: str, path: str, body=None, headers=None):
         hdrs = dict(headers or {})
