@@ -233,5 +233,7 @@ class GameService:
     def moves(self, meta: GameMeta, after: int = 0) -> list[MoveEvent]:
         """The moves after serial ``after`` up to ``meta.serial``: a snapshot that agrees with
         the serial read with it, however many moves are appended meanwhile."""
+        if after >= meta.serial:  # a follower that is up to date: no second look-up
+            return []
         return self.recorder.read(meta.game_id, after=after, upto=meta.serial)
 

@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 PAUSE_S = 5.0
 
 CLASSES = ("analyses", "games", "appends", "reads")
+#: The classes where a game's write token is a client of its own. Not analyses or game
+#: creation: anyone can make a game, and so a token, so those are counted by address only.
+TOKEN_CLASSES = frozenset({"appends", "reads"})
 
 #: The POST routes (endpoints) that are not reads.
 WRITE_CLASSES = {
@@ -208,7 +211,9 @@ class RateLimiter:
         if name is None or not self.limits[name]:
             return
         services = current_app.extensions["boxfish"]
-        verdict = self.hit(name, self.client_of(services))
+        client = (self.client_of(services) if name in TOKEN_CLASSES
+                  else f"ip:{request.remote_addr or 'unknown'}")
+        verdict = self.hit(name, client)
         if verdict is None:
             return
         g.rate_limit = verdict

@@ -52,15 +52,18 @@ def raw_path(environ) -> str | None:
 
 
 def init_app(app: Flask) -> None:
-    """Refuse encoded slashes (before any view runs) and wrap ``app.wsgi_app`` in
+    """Refuse encoded slashes (before any other hook or view runs) and wrap ``app.wsgi_app`` in
     :class:`SecurityHeaders`. Call it last in the app factory, so the headers also go on
     answers of middleware installed before."""
 
-    @app.before_request
     def _no_encoded_slash():
         path = raw_path(request.environ)
         if path is not None and "%2f" in path.lower():
             raise Problem(404, "not-found", "Not found",
                           "no such resource: the path has an encoded slash (%2F)")
+
+    # First of all hooks: such a request is nothing, not even a request to count or to look
+    # a game up for (the rate limiter's hook would do both).
+    app.before_request_funcs.setdefault(None, []).insert(0, _no_encoded_slash)
 
     app.wsgi_app = SecurityHeaders(app.wsgi_app)

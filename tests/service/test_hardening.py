@@ -307,6 +307,17 @@ def test_nesting_depth_scan():
         assert nesting_depth(text, 10) == depth, text
 
 
+@pytest.mark.timeout(10)
+def test_nesting_depth_scan_is_linear_in_the_text():
+    """An unterminated string of escaped quotes made the old scan (a whole-string regular
+    expression) backtrack from every quote: about 20 s of CPU for 64 KB, a whole process
+    stalled by one request. This is a guard against that complexity, not a speed figure:
+    128 KB takes milliseconds now and over a minute before."""
+    text = "[" * 40 + '"' + '\\"' * 64_000
+    assert nesting_depth(text, 32) == 33
+    assert nesting_depth('"' + '\\"' * 64_000, 32) == 0
+
+
 def test_json_constants_are_malformed(client):
     for text in ('{"game": NaN}', '{"game": Infinity}', '{"game": -Infinity}'):
         resp = client.post("/v1/games", data=text, content_type="application/json")

@@ -235,6 +235,32 @@ def test_a_failing_limit_store_lets_requests_pass(settings, redis_client, monkey
     assert len(calls) == 2
 
 
+def test_a_game_made_for_it_is_no_new_bucket_for_analyses(limited):
+    """Anyone can make a game, so a game's token must not open a fresh bucket of the
+    expensive class: analyses (and game creation) are counted by address only."""
+    a = Client(limited[0], source="127.0.0.3")
+    body = {"game": "dots-and-boxes", "width": 2, "height": 2}
+    for i in range(2):
+        status, job, _ = a.request("POST", "/v1/analyses", {**body, "time_ms": 200 + i})
+        assert status in (200, 202), job
+    gid, auth = create(a)
+    assert_limited(*a.request("POST", f"/v1/games/{gid}/analyses", {}, auth), 2, "analyses")
+    # appends with that token are still the token's own
+    status, _, resp = a.request("POST", f"/v1/games/{gid}/moves", {"move": [1, 1, 1]}, auth)
+    assert status == 201 and limit_headers(resp)[:2] == (4, 3)
+
+
+def test_an_encoded_slash_is_refused_before_it_is_counted(limited):
+    a = Client(limited[0], source="127.0.0.4")
+    gid, auth = create(a)
+    status, body, resp = a.request("POST", f"/v1/games/{gid}%2Fmoves", {"move": [1, 1, 1]},
+                                   auth)
+    assert status == 404 and resp.getheader("Content-Type") == "application/problem+json"
+    assert resp.getheader("RateLimit-Limit") is None  # the limiter never saw it
+    status, _, resp = a.request("POST", f"/v1/games/{gid}/moves", {"move": [1, 1, 1]}, auth)
+    assert status == 201 and limit_headers(resp)[:2] == (4, 3)
+
+
 def test_the_429_and_the_headers_match_openapi(settings, redis_client, spec):
     own = settings.model_copy(update=LIMITS)
     client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
