@@ -45,6 +45,18 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None for any other."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def token_matches(meta: GameMeta, token: str) -> bool:
+    """Whether ``token`` is the game's write token (compared in constant time)."""
+    return hmac.compare_digest(token_hash(token), meta.token_sha256)
+
+
 def fingerprint(body: dict) -> str:
     """A digest of a request body, independent of key order and whitespace."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
@@ -144,16 +156,18 @@ class GameService:
 
     @staticmethod
     def authorize(meta: GameMeta, authorization: str | None) -> None:
+        """Pass when ``authorization`` is ``Bearer <the game's write token>``; a 401 problem
+        when it is missing or not a Bearer token, 403 when the token is another's."""
         if not authorization:
             raise Problem(401, "unauthorized", "Missing write token",
                           "send the game's write_token as 'Authorization: Bearer <token>'",
                           headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = bearer_token(authorization)
+        if token is None:
             raise Problem(401, "unauthorized", "Missing write token",
                           "the Authorization header must be 'Bearer <write_token>'",
                           headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
-        if not hmac.compare_digest(token_hash(token.strip()), meta.token_sha256):
+        if not token_matches(meta, token):
             raise Problem(403, "forbidden", "Wrong write token",
                           "the token does not belong to this game")
 

@@ -40,6 +40,13 @@ PROBLEM_JSON = "application/problem+json"
 _IDLE, _HEAD, _APP, _AFTER = range(4)
 
 
+#: What the lingering close after an answer reads and drops at most (within its 2 s): a
+#: client still uploading a body we refused (413) must finish sending and read the answer;
+#: closing over its unread bytes sends a reset that discards the answer. gunicorn's own cap
+#: (64 KiB) is less than a refused body.
+LINGER_MAX_DRAIN = 4 << 20
+
+
 class RequestHeadTimeout(Exception):
     """The request line and headers did not all arrive in time (answered 408 by the
     worker)."""
@@ -99,11 +106,11 @@ class DeadlineSocket:
 
     def close_gracefully(self) -> None:
         """gunicorn's lingering close (half-close, then read until the peer closes, at most
-        2 s), here in the thread that served the connection: gunicorn 27 runs it on the
-        worker's main loop, which a client that never closes its end would stall for every
-        connection. After a timeout there is nothing to wait for: the client stalled, so the
-        socket closes at once. Afterwards gunicorn's own close of the connection does
-        nothing."""
+        2 s and :data:`LINGER_MAX_DRAIN` bytes), here in the thread that served the
+        connection: gunicorn 27 runs it on the worker's main loop, which a client that never
+        closes its end would stall for every connection. After a timeout there is nothing to
+        wait for: the client stalled, so the socket closes at once. Afterwards gunicorn's own
+        close of the connection does nothing."""
         if self.closed:
             return
         self.disarm()
@@ -118,7 +125,7 @@ class DeadlineSocket:
                 pass
             self.sock.close()
         else:
-            util.close_graceful(self.sock)
+            util.close_graceful(self.sock, max_drain=LINGER_MAX_DRAIN)
         self.closed = True
 
     def arm(self) -> None:

@@ -26,7 +26,6 @@ does not add the Redis client's retries to every request), logged at most once a
 
 from __future__ import annotations
 
-import hmac
 import logging
 import math
 import time
@@ -37,6 +36,7 @@ from flask import Flask, Response, current_app, g, request
 from limits import parse_many
 
 from .config import Settings
+from .games import bearer_token, token_hash, token_matches
 from .problems import Problem
 
 log = logging.getLogger(__name__)
@@ -154,19 +154,14 @@ class RateLimiter:
         """``token:<sha256 of the token, 32 hex digits>`` for a request carrying the write
         token of the game in its path, else ``ip:<address>``."""
         game_id = (request.view_args or {}).get("game_id")
-        authorization = request.headers.get("Authorization")
-        if game_id and authorization and len(game_id) <= 64:
-            scheme, _, token = authorization.partition(" ")
-            token = token.strip()
-            if scheme.lower() == "bearer" and token:
-                from .games import token_hash
-                try:
-                    meta = services.games.static_meta(game_id)
-                except Exception:  # noqa: BLE001 - no such game, store down: by address
-                    meta = None
-                digest = token_hash(token)
-                if meta is not None and hmac.compare_digest(digest, meta.token_sha256):
-                    return f"token:{digest[:32]}"
+        token = bearer_token(request.headers.get("Authorization"))
+        if game_id and token and len(game_id) <= 64:
+            try:
+                meta = services.games.static_meta(game_id)
+            except Exception:  # noqa: BLE001 - no such game, store down: by address
+                meta = None
+            if meta is not None and token_matches(meta, token):
+                return f"token:{token_hash(token)[:32]}"
         return f"ip:{request.remote_addr or 'unknown'}"
 
     # Counting.
