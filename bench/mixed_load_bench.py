@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from service_bench import Client, pct, start_serve
+from service_bench import Client, create_games, pct, start_serve
 
 from boxfish import engine
 from boxfish.service.embedded_redis import free_port
@@ -38,13 +38,7 @@ THREADS = 16
 
 def run_load(base: str, seconds: float, seed: int) -> dict:
     game = engine.load_game("dots-and-boxes", width=SIZE, height=SIZE)
-    setup = Client(base)
-    games = []
-    for _ in range(GAMES):
-        status, body = setup.call("POST", "/v1/games",
-                                  {"game": "dots-and-boxes", "width": SIZE, "height": SIZE})
-        assert status == 201, body
-        games.append((body["id"], {"Authorization": f"Bearer {body['write_token']}"}))
+    games = create_games(base, GAMES, SIZE)
     appends: list[float] = []
     reads: list[float] = []
     bad: list[tuple] = []

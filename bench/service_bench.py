@@ -82,17 +82,23 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def create_games(base: str, count: int, size: int) -> list[tuple[str, dict]]:
+    """``count`` new size x size Dots-and-Boxes games: ``(id, auth headers)`` each."""
+    setup = Client(base)
+    games = []
+    for _ in range(count):
+        status, body = setup.call("POST", "/v1/games",
+                                  {"game": "dots-and-boxes", "width": size, "height": size})
+        assert status == 201, body
+        games.append((body["id"], {"Authorization": f"Bearer {body['write_token']}"}))
+    return games
+
+
 def bench_appends(base: str, clients: int, total: int, server_pid: int | None) -> dict:
     game = engine.load_game("dots-and-boxes", width=SIZE, height=SIZE)
     order = game.new_state().legal_moves()
     per_client = max(1, min(len(order), total // clients))
-    setup = Client(base)
-    games = []
-    for _ in range(clients):
-        status, body = setup.call("POST", "/v1/games",
-                                  {"game": "dots-and-boxes", "width": SIZE, "height": SIZE})
-        assert status == 201, body
-        games.append((body["id"], {"Authorization": f"Bearer {body['write_token']}"}))
+    games = create_games(base, clients, SIZE)
     latencies: list[list[float]] = [[] for _ in range(clients)]
     errors = []
     barrier = threading.Barrier(clients + 1)
