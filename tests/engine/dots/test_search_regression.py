@@ -1,0 +1,95 @@
+"""The Dots search's results are its contract: node counts, values, best moves and bounds of
+a fixed set of searches, recorded before the search's internals were cleaned up (one table of
+lines and boxes, the transposition key written once, caches owned by a ``SearchCache``, no
+process-wide side effects) and required to stay identical.
+
+Styles: ``solve`` is ``analyse_position(w, h, drawn)`` (no limit: a proof, then every root move
+refined to an exact value); ``bench`` is the solve bench's call (``multipv=1, solve=True``:
+3x3 82,031 nodes, 2x5 610,276); ``limit`` is ``Limit(nodes=..., depth=...)`` (the 10x10
+node-limited search stops at the first check past the budget, hence 3008).
+
+The positions other than the empty board are fixed bitboards (reached by random play that
+takes what is offered and otherwise avoids handing boxes over).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots.search import analyse_position
+
+# the positions other than the empty board (bitboards: bit i = line i drawn)
+P = {
+    "5x5 a": 946891112073929489,
+    "5x5 b": 713856413990035660,
+    "6x6 a": 15339594970112817399398659,
+    "6x6 b": 42671759988152872198,
+    "7x7 a": 1433220207926691293999093709078924,
+    "7x7 b": 491571601165984180930140383249433,
+    "5x6 a": 1219806295027320694102,
+    "10x10 a": 277325568807002029067109216829870659868154370070973820859515406560,
+    "5x5 c": 239330986697057503,
+    "5x6 b": 1273434700617094073827,
+    "6x6 c": 10702451093295165183046419,
+    "6x6 d": 16667193489276333952340607,
+    "7x7 c": 4007180174903574474557500501586667,
+}
+
+# (width, height, drawn, style, node limit, depth limit, nodes, value, best move, bound)
+CASES = [
+    (2, 2, 0, 'solve', None, None, 297, 2, (2, 1, 1), 'exact'),
+    (2, 2, 0, 'bench', None, None, 258, 2, (2, 1, 1), 'exact'),
+    (2, 3, 0, 'solve', None, None, 2373, -2, (2, 2, 1), 'exact'),
+    (2, 3, 0, 'bench', None, None, 1776, -2, (2, 2, 1), 'exact'),
+    (3, 3, 0, 'solve', None, None, 92832, -3, (3, 1, 2), 'exact'),
+    (3, 3, 0, 'bench', None, None, 82031, -3, (3, 1, 2), 'exact'),
+    (2, 4, 0, 'solve', None, None, 51250, 2, (2, 1, 2), 'exact'),
+    (2, 4, 0, 'bench', None, None, 30367, 2, (2, 1, 2), 'exact'),
+    (2, 5, 0, 'solve', None, None, 728233, -2, (1, 1, 1), 'exact'),
+    (2, 5, 0, 'bench', None, None, 610276, -2, (1, 1, 1), 'exact'),
+    (5, 5, 0, 'limit', 20000, None, 20000, 2, (6, 3, 2), 'estimate'),
+    (5, 5, 0, 'limit', None, 4, 8760, -3, (6, 3, 2), 'estimate'),
+    (5, 5, P["5x5 a"], 'limit', 20000, None, 20000, 2, (1, 1, 2), 'estimate'),
+    (5, 5, P["5x5 a"], 'limit', None, 4, 3853, -2, (1, 4, 1), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', 20000, None, 20000, 2, (5, 6, 1), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', None, 4, 3286, -1, (5, 5, 1), 'estimate'),
+    (6, 6, 0, 'limit', 20000, None, 20000, -5, (6, 5, 2), 'estimate'),
+    (6, 6, 0, 'limit', None, 4, 35937, -4, (3, 2, 1), 'estimate'),
+    (6, 6, P["6x6 a"], 'limit', 20000, None, 20000, 2, (7, 4, 2), 'estimate'),
+    (6, 6, P["6x6 a"], 'limit', None, 4, 8129, -2, (7, 4, 2), 'estimate'),
+    (6, 6, P["6x6 b"], 'limit', 20000, None, 20000, 2, (7, 2, 2), 'estimate'),
+    (6, 6, P["6x6 b"], 'limit', None, 4, 8986, -1, (7, 2, 2), 'estimate'),
+    (7, 7, 0, 'limit', 20000, None, 20000, -4, (5, 4, 2), 'estimate'),
+    (7, 7, 0, 'limit', None, 4, 35953, -4, (5, 4, 2), 'estimate'),
+    (7, 7, P["7x7 a"], 'limit', 20000, None, 20000, -3, (3, 5, 1), 'estimate'),
+    (7, 7, P["7x7 a"], 'limit', None, 4, 18971, -3, (3, 5, 1), 'estimate'),
+    (7, 7, P["7x7 b"], 'limit', 20000, None, 20000, -2, (3, 3, 1), 'estimate'),
+    (7, 7, P["7x7 b"], 'limit', None, 4, 14526, -2, (3, 3, 1), 'estimate'),
+    (5, 6, 0, 'limit', None, 3, 3385, 3, (2, 5, 2), 'estimate'),
+    (5, 6, P["5x6 a"], 'limit', 10000, None, 10000, -3, (2, 6, 1), 'estimate'),
+    (10, 10, 0, 'limit', 3000, None, 3008, -7, (11, 6, 2), 'estimate'),
+    (10, 10, P["10x10 a"], 'limit', None, 2, 1904, -11, (2, 3, 2), 'estimate'),
+    (5, 5, P["5x5 c"], 'solve', None, None, 6451, 4, (2, 3, 1), 'exact'),
+    (5, 6, P["5x6 b"], 'solve', None, None, 14798, 10, (3, 4, 1), 'exact'),
+    (6, 6, P["6x6 c"], 'solve', None, None, 1465, 4, (5, 2, 2), 'exact'),
+    (6, 6, P["6x6 d"], 'solve', None, None, 68899, 6, (6, 5, 1), 'exact'),
+    (7, 7, P["7x7 c"], 'solve', None, None, 2823, -13, (4, 3, 1), 'exact'),
+]
+
+
+def _run(w, h, drawn, style, nodes, depth):
+    if style == "solve":
+        return analyse_position(w, h, drawn)
+    if style == "bench":
+        return analyse_position(w, h, drawn, multipv=1, solve=True)
+    return analyse_position(w, h, drawn, Limit(nodes=nodes, depth=depth))
+
+
+@pytest.mark.parametrize("w, h, drawn, style, nodes, depth, want_nodes, value, best, bound",
+                         CASES, ids=[f"{c[0]}x{c[1]}-{c[3]}-{i}" for i, c in enumerate(CASES)])
+def test_search_results_are_unchanged(w, h, drawn, style, nodes, depth, want_nodes, value, best,
+                                      bound):
+    got = _run(w, h, drawn, style, nodes, depth)
+    assert (got.nodes, got.value, got.best_move, str(got.bound)) == \
+        (want_nodes, value, best, bound)
