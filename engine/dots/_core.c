@@ -1,0 +1,1880 @@
+/* The compiled Dots-and-Boxes search: the same negamax as search_core.py, node for node.
+ *
+ * search_core.py is the readable reference; this file follows it step by step (the same
+ * forced captures and decision points, move ordering, enhanced transposition cutoffs,
+ * transposition-table semantics, symmetry and twin-line keys, sacrifices, chain DP and
+ * horizon evaluation), so both report the same value, bound, best move and node count as
+ * long as neither transposition table has had to replace an entry. Comments here say only
+ * what differs from the Python or why the C is written the way it is.
+ *
+ * Three types:
+ *   Board  the immutable tables of one board size (built from engine.dots.search_board);
+ *   Table  the transposition table (sized in bytes) and the evaluation's memo caches,
+ *          owned by the caller (SearchCache) and kept between searches;
+ *   Core   one search session: counters, limits, history; ``search(drawn, a, b, depth)``.
+ *
+ * A position is a 128-bit bitboard of drawn lines (bit i = OpenSpiel action id i), so boards
+ * of up to 128 lines (and 64 boxes) fit. The search runs without the GIL; the deadline is read
+ * from CLOCK_MONOTONIC every 16 nodes, translated from time.perf_counter once per call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+typedef unsigned __int128 bb_t;
+
+#define MAXL 128
+#define MAXB 64
+#define MAXS 8
+#define MAXCOMP 64
+#define INF (1 << 20)
+#define PROVEN (1 << 16)
+#define HEUR (PROVEN / 2)
+#define WINDOW 8
+
+#define BIT(i) (((bb_t)1) << (i))
+#define HAS(x, i) ((int)(((x) >> (i)) & 1))
+
+static inline int bb_high(bb_t x) /* bit_length() - 1 of a non-zero x */
+{
+    uint64_t hi = (uint64_t)(x >> 64);
+    if (hi)
+        return 127 - __builtin_clzll(hi);
+    return 63 - __builtin_clzll((uint64_t)x);
+}
+
+static inline int bb_low(bb_t x) /* index of the lowest set bit of a non-zero x */
+{
+    uint64_t lo = (uint64_t)x;
+    if (lo)
+        return __builtin_ctzll(lo);
+    return 64 + __builtin_ctzll((uint64_t)(x >> 64));
+}
+
+static inline int bb_count(bb_t x)
+{
+    return __builtin_popcountll((uint64_t)x) + __builtin_popcountll((uint64_t)(x >> 64));
+}
+
+static int to_bb(PyObject *o, bb_t *out)
+{
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
+        return -1;
+    }
+    uint64_t lo = PyLong_AsUnsignedLongLongMask(o);
+    PyObject *sh = PyLong_FromLong(64);
+    if (!sh)
+        return -1;
+    PyObject *h = PyNumber_Rshift(o, sh);
+    PyObject *top = h ? PyNumber_Rshift(h, sh) : NULL;
+    Py_DECREF(sh);
+    if (!top) {
+        Py_XDECREF(h);
+        return -1;
+    }
+    /* negative ints shift to -1, ints of more than 128 bits to non-zero */
+    int ok = PyObject_Not(top);
+    Py_DECREF(top);
+    if (ok != 1) {
+        Py_DECREF(h);
+        if (ok == 0)
+            PyErr_SetString(PyExc_ValueError,
+                            "a bitboard must be a non-negative int of at most 128 bits");
+        return -1;
+    }
+    uint64_t hi = PyLong_AsUnsignedLongLongMask(h);
+    Py_DECREF(h);
+    if (PyErr_Occurred())
+        return -1;
+    *out = ((bb_t)hi << 64) | lo;
+    return 0;
+}
+
+static PyObject *from_bb(bb_t x)
+{
+    PyObject *hi = PyLong_FromUnsignedLongLong((uint64_t)(x >> 64));
+    PyObject *lo = PyLong_FromUnsignedLongLong((uint64_t)x);
+    PyObject *sh = PyLong_FromLong(64);
+    PyObject *out = NULL, *t = NULL;
+    if (hi && lo && sh && (t = PyNumber_Lshift(hi, sh)))
+        out = PyNumber_Or(t, lo);
+    Py_XDECREF(t);
+    Py_XDECREF(hi);
+    Py_XDECREF(lo);
+    Py_XDECREF(sh);
+    return out;
+}
+
+static inline int floordiv(long long a, long long b) /* Python's a // b for b > 0 */
+{
+    long long q = a / b;
+    if ((a % b) != 0 && a < 0)
+        q--;
+    return (int)q;
+}
+
+/* ------------------------------------------------------------------------------- Board */
+
+typedef struct {
+    PyObject_HEAD
+    int nl, nb, nsym, nchunks;
+    bb_t full;
+    bb_t box_mask[MAXB];
+    int8_t line_box[MAXL][2]; /* the boxes a line borders, -1 when none */
+    uint8_t perm[MAXS][MAXL], inv[MAXS][MAXL];
+    bb_t limg[MAXL][MAXS];  /* bit of line l's image under symmetry s */
+    bb_t *ptab;             /* [(s - 1) * nchunks + c][byte]: image of byte c under s */
+    int nswap;              /* the twin sort: a bubble-sort network of (low, high) pairs */
+    uint8_t swap_lo[4 * MAXL], swap_hi[4 * MAXL];
+    int ntwinp;             /* twin pairs (a, b), a < b: b is not searched while a is free */
+    uint8_t twinp_lo[4 * MAXL], twinp_hi[4 * MAXL];
+    int ngroups;
+    uint8_t group_len[MAXB], group_line[MAXB][4];
+    int8_t group_of[MAXL];
+    bb_t twin_line;
+    int32_t cen[MAXL];
+    int nfills;
+    uint8_t fill[4][MAXL];
+    int trust_num, trust_den;
+    long long parity_horizon, parity_ramp;
+} Board;
+
+static inline int other_box(const Board *B, int ln, int box)
+{
+    int a = B->line_box[ln][0], b = B->line_box[ln][1];
+    return a == box ? b : a;
+}
+
+static int read_ints(PyObject *seq, int *out, int maxn, const char *what)
+{
+    PyObject *f = PySequence_Fast(seq, what);
+    if (!f)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    if (n > maxn) {
+        Py_DECREF(f);
+        PyErr_Format(PyExc_ValueError, "%s: too many items (%zd > %d)", what, n, maxn);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(f, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(f);
+            return -1;
+        }
+        out[i] = (int)v;
+    }
+    Py_DECREF(f);
+    return (int)n;
+}
+
+static int read_rows(PyObject *seq, int rows[][8], int *lens, int maxrows, const char *what)
+{
+    PyObject *f = PySequence_Fast(seq, what);
+    if (!f)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    if (n > maxrows) {
+        Py_DECREF(f);
+        PyErr_Format(PyExc_ValueError, "%s: too many rows", what);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int k = read_ints(PySequence_Fast_GET_ITEM(f, i), rows[i], 8, what);
+        if (k < 0) {
+            Py_DECREF(f);
+            return -1;
+        }
+        lens[i] = k;
+    }
+    Py_DECREF(f);
+    return (int)n;
+}
+
+static inline bb_t twin_sort(const Board *B, bb_t x)
+{
+    for (int i = 0; i < B->nswap; i++) {
+        int a = B->swap_lo[i], b = B->swap_hi[i];
+        if (HAS(x, b) && !HAS(x, a))
+            x ^= BIT(a) | BIT(b);
+    }
+    return x;
+}
+
+static void images(const Board *B, int nsym, bb_t drawn, bb_t *raw)
+{
+    raw[0] = drawn;
+    for (int s = 1; s < nsym; s++) {
+        const bb_t *tab = B->ptab + (size_t)(s - 1) * B->nchunks * 256;
+        bb_t m = 0, d = drawn;
+        for (int c = 0; d; c++, d >>= 8)
+            m |= tab[c * 256 + (int)(d & 255)];
+        raw[s] = m;
+    }
+}
+
+/* The transposition key: the smallest twin-sorted image, and the first symmetry giving it. */
+static inline bb_t key_of_images(const Board *B, int nsym, const bb_t *raw, int *sym)
+{
+    bb_t best = twin_sort(B, raw[0]);
+    int bs = 0;
+    for (int s = 1; s < nsym; s++) {
+        bb_t m = twin_sort(B, raw[s]);
+        if (m < best) {
+            best = m;
+            bs = s;
+        }
+    }
+    *sym = bs;
+    return best;
+}
+
+static void Board_dealloc(Board *self)
+{
+    PyMem_Free(self->ptab);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"num_lines", "box_lines", "syms", "twin_groups", "swaps",
+                             "centrality", "fill_orders", "trust", "parity", NULL};
+    int nl, trust_num, trust_den;
+    long long ph, pr;
+    PyObject *box_lines, *syms, *groups, *swaps, *cen, *fills;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOOOOOO(ii)(LL)", kwlist, &nl, &box_lines,
+                                     &syms, &groups, &swaps, &cen, &fills, &trust_num,
+                                     &trust_den, &ph, &pr))
+        return NULL;
+    if (nl < 1 || nl > MAXL) {
+        PyErr_Format(PyExc_ValueError, "the compiled core takes boards of 1..%d lines, got %d",
+                     MAXL, nl);
+        return NULL;
+    }
+    if (trust_den <= 0) {
+        PyErr_SetString(PyExc_ValueError, "trust denominator must be positive");
+        return NULL;
+    }
+    Board *B = (Board *)type->tp_alloc(type, 0);
+    if (!B)
+        return NULL;
+    B->ptab = NULL;
+    B->nl = nl;
+    B->full = nl == 128 ? ~(bb_t)0 : BIT(nl) - 1;
+    B->trust_num = trust_num;
+    B->trust_den = trust_den;
+    B->parity_horizon = ph;
+    B->parity_ramp = pr;
+    int rows[MAXL * 2][8];
+    int lens[MAXL * 2];
+    int vals[MAXL * 8];
+    int nb = read_rows(box_lines, rows, lens, MAXB, "box_lines");
+    if (nb < 0)
+        goto fail;
+    B->nb = nb;
+    for (int l = 0; l < nl; l++)
+        B->line_box[l][0] = B->line_box[l][1] = -1;
+    for (int b = 0; b < nb; b++) {
+        if (lens[b] != 4)
+            goto bad;
+        B->box_mask[b] = 0;
+        for (int i = 0; i < 4; i++) {
+            int l = rows[b][i];
+            if (l < 0 || l >= nl)
+                goto bad;
+            B->box_mask[b] |= BIT(l);
+            if (B->line_box[l][0] < 0)
+                B->line_box[l][0] = (int8_t)b;
+            else
+                B->line_box[l][1] = (int8_t)b;
+        }
+    }
+    /* symmetries: identity first */
+    PyObject *sf = PySequence_Fast(syms, "syms");
+    if (!sf)
+        goto fail;
+    Py_ssize_t ns = PySequence_Fast_GET_SIZE(sf);
+    if (ns < 1 || ns > MAXS) {
+        Py_DECREF(sf);
+        goto bad;
+    }
+    B->nsym = (int)ns;
+    for (int s = 0; s < ns; s++) {
+        int k = read_ints(PySequence_Fast_GET_ITEM(sf, s), vals, MAXL, "syms");
+        if (k != nl) {
+            Py_DECREF(sf);
+            if (k >= 0)
+                goto bad;
+            goto fail;
+        }
+        for (int l = 0; l < nl; l++) {
+            if (vals[l] < 0 || vals[l] >= nl) {
+                Py_DECREF(sf);
+                goto bad;
+            }
+            B->perm[s][l] = (uint8_t)vals[l];
+            B->inv[s][vals[l]] = (uint8_t)l;
+            B->limg[l][s] = BIT(vals[l]);
+        }
+    }
+    Py_DECREF(sf);
+    B->nchunks = (nl + 7) / 8;
+    if (B->nsym > 1) {
+        size_t n = (size_t)(B->nsym - 1) * B->nchunks * 256;
+        B->ptab = PyMem_Calloc(n, sizeof(bb_t));
+        if (!B->ptab) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (int s = 1; s < B->nsym; s++) {
+            bb_t *tab = B->ptab + (size_t)(s - 1) * B->nchunks * 256;
+            for (int c = 0; c < B->nchunks; c++)
+                for (int byte = 1; byte < 256; byte++) {
+                    int low = __builtin_ctz(byte);
+                    int l = c * 8 + low;
+                    tab[c * 256 + byte] =
+                        tab[c * 256 + (byte & (byte - 1))] | (l < nl ? B->limg[l][s] : 0);
+                }
+        }
+    }
+    int ng = read_rows(groups, rows, lens, MAXB, "twin_groups");
+    if (ng < 0)
+        goto fail;
+    B->ngroups = ng;
+    memset(B->group_of, -1, sizeof(B->group_of));
+    B->twin_line = 0;
+    B->ntwinp = 0;
+    for (int g = 0; g < ng; g++) {
+        if (lens[g] > 4)
+            goto bad;
+        B->group_len[g] = (uint8_t)lens[g];
+        for (int i = 0; i < lens[g]; i++) {
+            int l = rows[g][i];
+            if (l < 0 || l >= nl)
+                goto bad;
+            B->group_line[g][i] = (uint8_t)l;
+            B->group_of[l] = (int8_t)g;
+            B->twin_line |= BIT(l);
+            for (int j = i + 1; j < lens[g]; j++) {
+                B->twinp_lo[B->ntwinp] = (uint8_t)l;
+                B->twinp_hi[B->ntwinp] = (uint8_t)rows[g][j];
+                B->ntwinp++;
+            }
+        }
+    }
+    int nsw = read_rows(swaps, rows, lens, MAXL * 2, "swaps");
+    if (nsw < 0)
+        goto fail;
+    B->nswap = nsw;
+    for (int i = 0; i < nsw; i++) {
+        if (lens[i] != 2 || rows[i][0] < 0 || rows[i][1] >= nl || rows[i][0] >= rows[i][1])
+            goto bad;
+        B->swap_lo[i] = (uint8_t)rows[i][0];
+        B->swap_hi[i] = (uint8_t)rows[i][1];
+    }
+    if (read_ints(cen, vals, MAXL, "centrality") != nl)
+        goto fail_or_bad;
+    for (int l = 0; l < nl; l++)
+        B->cen[l] = vals[l];
+    PyObject *ff = PySequence_Fast(fills, "fill_orders");
+    if (!ff)
+        goto fail;
+    Py_ssize_t nf = PySequence_Fast_GET_SIZE(ff);
+    if (nf < 1 || nf > 4) {
+        Py_DECREF(ff);
+        goto bad;
+    }
+    B->nfills = (int)nf;
+    for (int i = 0; i < nf; i++) {
+        int k = read_ints(PySequence_Fast_GET_ITEM(ff, i), vals, MAXL, "fill_orders");
+        if (k != nl) {
+            Py_DECREF(ff);
+            goto fail_or_bad;
+        }
+        for (int l = 0; l < nl; l++)
+            B->fill[i][l] = (uint8_t)vals[l];
+    }
+    Py_DECREF(ff);
+    return (PyObject *)B;
+fail_or_bad:
+    if (PyErr_Occurred())
+        goto fail;
+bad:
+    PyErr_SetString(PyExc_ValueError, "inconsistent board tables");
+fail:
+    Py_DECREF(B);
+    return NULL;
+}
+
+static PyObject *Board_key(Board *B, PyObject *args)
+{
+    PyObject *o;
+    int symmetry = 1;
+    if (!PyArg_ParseTuple(args, "O|p", &o, &symmetry))
+        return NULL;
+    bb_t d, raw[MAXS];
+    if (to_bb(o, &d) < 0)
+        return NULL;
+    if ((d & ~B->full) != 0) {
+        PyErr_SetString(PyExc_ValueError, "bits beyond the board's lines");
+        return NULL;
+    }
+    int nsym = symmetry ? B->nsym : 1, s;
+    images(B, nsym, d, raw);
+    bb_t k = key_of_images(B, nsym, raw, &s);
+    PyObject *ko = from_bb(k);
+    if (!ko)
+        return NULL;
+    return Py_BuildValue("(Ni)", ko, s);
+}
+
+static PyMethodDef Board_methods[] = {
+    {"key", (PyCFunction)Board_key, METH_VARARGS,
+     "key(drawn, symmetry=True) -> (key, symmetry index): the transposition key."},
+    {NULL}};
+
+static PyObject *Board_get_nl(Board *B, void *c) { return PyLong_FromLong(B->nl); }
+static PyObject *Board_get_nsym(Board *B, void *c) { return PyLong_FromLong(B->nsym); }
+
+static PyGetSetDef Board_getset[] = {
+    {"num_lines", (getter)Board_get_nl, NULL, "lines of the board", NULL},
+    {"num_symmetries", (getter)Board_get_nsym, NULL, "symmetries (identity included)", NULL},
+    {NULL}};
+
+static PyTypeObject BoardType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots._core.Board",
+    .tp_basicsize = sizeof(Board),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The immutable tables of one board size for the compiled search.",
+    .tp_new = Board_new,
+    .tp_dealloc = (destructor)Board_dealloc,
+    .tp_methods = Board_methods,
+    .tp_getset = Board_getset,
+};
+
+/* ------------------------------------------------------------------------------- Table */
+
+typedef struct {
+    bb_t key;
+    int32_t depth, lo, hi;
+    int16_t move;
+    uint8_t gen; /* 0: empty slot */
+    uint8_t pad;
+} Entry;
+
+typedef struct {
+    bb_t key;
+    int32_t value;
+    int32_t used;
+} Memo;
+
+#define LKEY 70
+typedef struct {
+    uint8_t len, used;
+    uint8_t key[LKEY];
+    int32_t value;
+} LoonyMemo;
+
+#define EVAL_SLOTS (1 << 16)
+#define LOONY_SLOTS (1 << 15)
+
+typedef struct {
+    PyObject_HEAD
+    Entry *e;
+    size_t mask, used, nbytes;
+    unsigned long long evictions, refused;
+    uint8_t gen;
+    int busy;
+    Memo *eval, *ends;      /* horizon values, and loony values of fill ends (direct-mapped) */
+    LoonyMemo *loony;       /* the chain DP's memo (open addressing, emptied when 3/4 full) */
+    size_t loony_used;
+} Table;
+
+static inline uint64_t hash_bb(bb_t k)
+{
+    uint64_t h = (uint64_t)k ^ ((uint64_t)(k >> 64) * 0x9E3779B97F4A7C15ULL);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static inline void tt_prefetch(Table *T, bb_t key)
+{
+    __builtin_prefetch(&T->e[(size_t)hash_bb(key) & T->mask]);
+}
+
+static inline Entry *tt_get(Table *T, bb_t key)
+{
+    size_t i = (size_t)hash_bb(key) & T->mask;
+    for (int k = 0; k < WINDOW; k++) {
+        Entry *e = &T->e[(i + k) & T->mask];
+        if (!e->gen)
+            return NULL;
+        if (e->key == key)
+            return e;
+    }
+    return NULL;
+}
+
+/* Replacement rule: a slot keeps its key; a new key takes the first empty slot of its window
+ * of WINDOW slots; with none, it replaces the window's least valuable entry (heuristic before
+ * proven, an earlier search's before this one's, shallower before deeper), except that a
+ * heuristic entry never replaces a proven one (it is dropped instead). */
+static inline int entry_rank(const Table *T, const Entry *e)
+{
+    return (e->depth >= PROVEN ? 1 << 30 : 0) + (e->gen == T->gen ? 1 << 29 : 0) +
+           (e->depth >= PROVEN ? 0 : (e->depth < 0 ? 0 : e->depth));
+}
+
+static void tt_store(Table *T, bb_t key, int depth, int lo, int hi, int move)
+{
+    size_t i = (size_t)hash_bb(key) & T->mask;
+    Entry *empty = NULL;
+    for (int k = 0; k < WINDOW; k++) {
+        Entry *e = &T->e[(i + k) & T->mask];
+        if (!e->gen) {
+            empty = e;
+            break;
+        }
+        if (e->key == key) {
+            /* the same merge as search_tt.TranspositionTable.store */
+            if (e->depth >= PROVEN) {
+                if (depth < PROVEN)
+                    return;
+                if (e->lo > lo)
+                    lo = e->lo;
+                if (e->hi < hi)
+                    hi = e->hi;
+                if (move < 0)
+                    move = e->move;
+            } else if (depth < e->depth)
+                return;
+            e->depth = depth;
+            e->lo = lo;
+            e->hi = hi;
+            e->move = (int16_t)move;
+            e->gen = T->gen;
+            return;
+        }
+    }
+    Entry *slot = empty;
+    if (!slot) {
+        Entry *victim = NULL;
+        int vr = 0;
+        for (int k = 0; k < WINDOW; k++) {
+            Entry *e = &T->e[(i + k) & T->mask];
+            int r = entry_rank(T, e);
+            if (!victim || r < vr) {
+                victim = e;
+                vr = r;
+            }
+        }
+        if (victim->depth >= PROVEN && depth < PROVEN) {
+            T->refused++;
+            return;
+        }
+        T->evictions++;
+        slot = victim;
+    } else
+        T->used++;
+    slot->key = key;
+    slot->depth = depth;
+    slot->lo = lo;
+    slot->hi = hi;
+    slot->move = (int16_t)move;
+    slot->gen = T->gen;
+}
+
+static void table_clear(Table *T)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    /* gives the pages back: they read as zero when touched again */
+    if (madvise(T->e, T->nbytes, MADV_DONTNEED) != 0)
+        memset(T->e, 0, T->nbytes);
+#else
+    memset(T->e, 0, T->nbytes);
+#endif
+    memset(T->eval, 0, EVAL_SLOTS * sizeof(Memo));
+    memset(T->ends, 0, EVAL_SLOTS * sizeof(Memo));
+    memset(T->loony, 0, LOONY_SLOTS * sizeof(LoonyMemo));
+    T->used = T->loony_used = 0;
+    T->evictions = T->refused = 0;
+    T->gen = 1;
+}
+
+/* The entry array: anonymous memory, zero until touched, in huge pages where the kernel
+ * offers them (a search touches the table at random: with 4 KiB pages most probes would also
+ * miss the TLB and the first touch of every page would fault). */
+static Entry *entries_alloc(size_t nbytes)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    void *p = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, nbytes, MADV_HUGEPAGE);
+#endif
+    return (Entry *)p;
+#else
+    return (Entry *)PyMem_RawCalloc(1, nbytes);
+#endif
+}
+
+static void entries_free(Entry *e, size_t nbytes)
+{
+    if (!e)
+        return;
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    munmap(e, nbytes);
+#else
+    PyMem_RawFree(e);
+#endif
+}
+
+static void Table_dealloc(Table *T)
+{
+    entries_free(T->e, T->nbytes);
+    PyMem_RawFree(T->eval);
+    PyMem_RawFree(T->ends);
+    PyMem_RawFree(T->loony);
+    Py_TYPE(T)->tp_free((PyObject *)T);
+}
+
+static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"nbytes", NULL};
+    long long nbytes;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "L", kwlist, &nbytes))
+        return NULL;
+    if (nbytes < 1024 * (long long)sizeof(Entry)) {
+        PyErr_Format(PyExc_ValueError, "a table needs at least %zu bytes, got %lld",
+                     1024 * sizeof(Entry), nbytes);
+        return NULL;
+    }
+    size_t slots = 1024;
+    while (slots * 2 * sizeof(Entry) <= (unsigned long long)nbytes)
+        slots *= 2;
+    Table *T = (Table *)type->tp_alloc(type, 0);
+    if (!T)
+        return NULL;
+    /* calloc: the pages of a big table cost nothing until a search touches them */
+    T->nbytes = slots * sizeof(Entry);
+    T->e = entries_alloc(T->nbytes);
+    T->eval = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
+    T->ends = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
+    T->loony = PyMem_RawCalloc(LOONY_SLOTS, sizeof(LoonyMemo));
+    if (!T->e || !T->eval || !T->ends || !T->loony) {
+        Py_DECREF(T);
+        return PyErr_NoMemory();
+    }
+    T->mask = slots - 1;
+    T->gen = 1;
+    return (PyObject *)T;
+}
+
+static PyObject *Table_get(Table *T, PyObject *o)
+{
+    bb_t key;
+    if (to_bb(o, &key) < 0)
+        return NULL;
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    Entry *e = tt_get(T, key);
+    if (!e)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(iiii)", e->depth, e->lo, e->hi, (int)e->move);
+}
+
+static PyObject *Table_store(Table *T, PyObject *args)
+{
+    PyObject *o;
+    int depth, lo, hi, move;
+    if (!PyArg_ParseTuple(args, "Oiiii", &o, &depth, &lo, &hi, &move))
+        return NULL;
+    bb_t key;
+    if (to_bb(o, &key) < 0)
+        return NULL;
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    tt_store(T, key, depth, lo, hi, move);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Table_clear(Table *T, PyObject *unused)
+{
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    table_clear(T);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Table_new_search(Table *T, PyObject *unused)
+{
+    T->gen = (uint8_t)(T->gen == 255 ? 1 : T->gen + 1);
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t Table_len(Table *T) { return (Py_ssize_t)T->used; }
+
+static PyObject *Table_stats(Table *T, PyObject *unused)
+{
+    size_t ev = 0, en = 0;
+    for (size_t i = 0; i < EVAL_SLOTS; i++) {
+        ev += T->eval[i].used != 0;
+        en += T->ends[i].used != 0;
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n}", "entries", (Py_ssize_t)T->used,
+                         "capacity", (Py_ssize_t)(T->mask + 1), "nbytes",
+                         (Py_ssize_t)T->nbytes, "evictions", T->evictions, "refused",
+                         T->refused, "eval_entries", (Py_ssize_t)ev, "end_entries",
+                         (Py_ssize_t)en, "loony_entries", (Py_ssize_t)T->loony_used);
+}
+
+static PyMethodDef Table_methods[] = {
+    {"get", (PyCFunction)Table_get, METH_O,
+     "get(key) -> (depth, lo, hi, move) or None."},
+    {"store", (PyCFunction)Table_store, METH_VARARGS,
+     "store(key, depth, lo, hi, move): the search's store (merge and replacement rules)."},
+    {"clear", (PyCFunction)Table_clear, METH_NOARGS, "Empty the table and the memo caches."},
+    {"new_search", (PyCFunction)Table_new_search, METH_NOARGS,
+     "Start a new generation: entries of earlier searches are replaced first when full."},
+    {"stats", (PyCFunction)Table_stats, METH_NOARGS, "Counters and sizes, as a dict."},
+    {NULL}};
+
+static PyObject *Table_get_nbytes(Table *T, void *c) { return PyLong_FromSize_t(T->nbytes); }
+static PyObject *Table_get_capacity(Table *T, void *c)
+{
+    return PyLong_FromSize_t(T->mask + 1);
+}
+static PyObject *Table_get_evictions(Table *T, void *c)
+{
+    return PyLong_FromUnsignedLongLong(T->evictions);
+}
+
+static PyGetSetDef Table_getset[] = {
+    {"nbytes", (getter)Table_get_nbytes, NULL, "bytes of the entry array", NULL},
+    {"capacity", (getter)Table_get_capacity, NULL, "entry slots", NULL},
+    {"evictions", (getter)Table_get_evictions, NULL, "entries replaced by other keys", NULL},
+    {NULL}};
+
+static PySequenceMethods Table_as_sequence = {.sq_length = (lenfunc)Table_len};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots._core.Table",
+    .tp_basicsize = sizeof(Table),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Table(nbytes): the compiled search's transposition table and memo caches.",
+    .tp_new = Table_new,
+    .tp_dealloc = (destructor)Table_dealloc,
+    .tp_methods = Table_methods,
+    .tp_getset = Table_getset,
+    .tp_as_sequence = &Table_as_sequence,
+};
+
+/* -------------------------------------------------------------------------- chain DP */
+
+static int loony_value(Table *T, const uint8_t *ch, int nc, const uint8_t *lp, int nlp);
+
+static inline uint64_t hash_bytes(const uint8_t *p, int n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+/* The memo slot of a key: its entry, or the empty slot where it would go. */
+static LoonyMemo *loony_slot(Table *T, const uint8_t *key, int klen)
+{
+    size_t i = hash_bytes(key, klen) & (LOONY_SLOTS - 1);
+    for (;;) {
+        LoonyMemo *m = &T->loony[i];
+        if (!m->used || (m->len == klen && !memcmp(m->key, key, klen)))
+            return m;
+        i = (i + 1) & (LOONY_SLOTS - 1);
+    }
+}
+
+/* f(G) of chain_dp.loony_value: chains and loops sorted ascending. */
+static int loony_value(Table *T, const uint8_t *ch, int nc, const uint8_t *lp, int nlp)
+{
+    if (!nc && !nlp)
+        return 0;
+    uint8_t key[LKEY];
+    int klen = nc + nlp + 1;
+    int memo = klen <= LKEY;
+    if (memo) {
+        memcpy(key, ch, nc);
+        key[nc] = 0;
+        memcpy(key + nc + 1, lp, nlp);
+        LoonyMemo *m = loony_slot(T, key, klen);
+        if (m->used)
+            return m->value;
+    }
+    int best = 1 << 30, last = -1;
+    uint8_t rest[MAXCOMP];
+    for (int i = 0; i < nc; i++) {
+        int n = ch[i];
+        if (n == last)
+            continue;
+        last = n;
+        memcpy(rest, ch, i);
+        memcpy(rest + i, ch + i + 1, nc - i - 1);
+        int r = loony_value(T, rest, nc - 1, lp, nlp);
+        int v = n <= 2 ? n - r : n - 2 + abs(2 - r);
+        if (v < best)
+            best = v;
+    }
+    last = -1;
+    for (int i = 0; i < nlp; i++) {
+        int n = lp[i];
+        if (n == last)
+            continue;
+        last = n;
+        memcpy(rest, lp, i);
+        memcpy(rest + i, lp + i + 1, nlp - i - 1);
+        int r = loony_value(T, ch, nc, rest, nlp - 1);
+        int v = n - 4 + abs(4 - r);
+        if (v < best)
+            best = v;
+    }
+    if (memo) {
+        if (T->loony_used >= LOONY_SLOTS * 3 / 4) {
+            memset(T->loony, 0, LOONY_SLOTS * sizeof(LoonyMemo));
+            T->loony_used = 0;
+        }
+        /* probed again: the recursion may have filled the slot found before it */
+        LoonyMemo *slot = loony_slot(T, key, klen);
+        slot->used = 1;
+        slot->len = (uint8_t)klen;
+        memcpy(slot->key, key, klen);
+        slot->value = best;
+        T->loony_used++;
+    }
+    return best;
+}
+
+static void sort_u8(uint8_t *a, int n)
+{
+    for (int i = 1; i < n; i++) {
+        uint8_t x = a[i];
+        int j = i - 1;
+        while (j >= 0 && a[j] > x) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = x;
+    }
+}
+
+/* chain_dp.component_counts: lengths of chains and loops, and boxes of valence 0/1. */
+static void component_counts(const Board *B, bb_t drawn, const uint8_t *vals, uint8_t *chains,
+                             int *nc, uint8_t *loops, int *nlp, int *joints)
+{
+    uint64_t seen = 0;
+    *nc = *nlp = *joints = 0;
+    for (int b0 = 0; b0 < B->nb; b0++) {
+        int v0 = vals[b0];
+        if (v0 != 2) {
+            if (v0 < 2)
+                (*joints)++;
+            continue;
+        }
+        if ((seen >> b0) & 1)
+            continue;
+        seen |= 1ULL << b0;
+        bb_t fr = B->box_mask[b0] & ~drawn;
+        int la = bb_low(fr);
+        int lb = bb_high(fr);
+        int n = 1, loop = 0;
+        int dirs[2] = {la, lb};
+        for (int d = 0; d < 2 && !loop; d++) {
+            int ln = dirs[d], cur = b0;
+            for (;;) {
+                int nb = other_box(B, ln, cur);
+                if (nb < 0 || vals[nb] != 2)
+                    break;
+                if (nb == b0) {
+                    loop = 1;
+                    break;
+                }
+                seen |= 1ULL << nb;
+                n++;
+                ln = bb_high(B->box_mask[nb] & ~drawn & ~BIT(ln));
+                cur = nb;
+            }
+        }
+        if (loop)
+            loops[(*nlp)++] = (uint8_t)n;
+        else
+            chains[(*nc)++] = (uint8_t)n;
+    }
+}
+
+/* chain_dp.loony_value_fast */
+static int loony_value_fast(Table *T, uint8_t *chains, int nc, uint8_t *loops, int nlp)
+{
+    sort_u8(chains, nc);
+    sort_u8(loops, nlp);
+    int size = 1;
+    for (int i = 0; i < nc;) {
+        int j = i;
+        while (j < nc && chains[j] == chains[i])
+            j++;
+        size *= j - i + 1;
+        i = j;
+        if (size > 64)
+            break;
+    }
+    for (int i = 0; i < nlp && size <= 64;) {
+        int j = i;
+        while (j < nlp && loops[j] == loops[i])
+            j++;
+        size *= j - i + 1;
+        i = j;
+    }
+    if (size <= 64)
+        return loony_value(T, chains, nc, loops, nlp);
+    uint8_t longc[MAXCOMP];
+    int nlong = 0;
+    for (int i = 0; i < nc; i++)
+        if (chains[i] >= 3)
+            longc[nlong++] = chains[i];
+    /* _long_only(longc, loops, i, j) as a table, from the end */
+    int f[MAXCOMP + 1][MAXCOMP + 1];
+    for (int i = nlong; i >= 0; i--)
+        for (int j = nlp; j >= 0; j--) {
+            if (i == nlong && j == nlp) {
+                f[i][j] = 0;
+                continue;
+            }
+            int best = 1 << 30;
+            if (i < nlong)
+                best = longc[i] - 2 + abs(2 - f[i + 1][j]);
+            if (j < nlp) {
+                int v = loops[j] - 4 + abs(4 - f[i][j + 1]);
+                if (v < best)
+                    best = v;
+            }
+            f[i][j] = best;
+        }
+    int v = f[0][0];
+    for (int i = nc - 1; i >= 0; i--) /* short chains, largest first */
+        if (chains[i] < 3)
+            v = chains[i] - v;
+    return v;
+}
+
+/* ------------------------------------------------------------------------- evaluation */
+
+static int fill_value(const Board *B, Table *T, bb_t drawn, const uint8_t *vals0, bb_t blocked,
+                      int order)
+{
+    uint8_t vals[MAXB];
+    memcpy(vals, vals0, B->nb);
+    const uint8_t *ord = B->fill[order];
+    int k = 0;
+    for (int i = 0; i < B->nl; i++) {
+        int ln = ord[i];
+        if (HAS(blocked, ln))
+            continue;
+        drawn |= BIT(ln);
+        k++;
+        for (int j = 0; j < 2; j++) {
+            int b = B->line_box[ln][j];
+            if (b >= 0 && ++vals[b] == 2)
+                blocked |= B->box_mask[b];
+        }
+    }
+    Memo *m = &T->ends[hash_bb(drawn) & (EVAL_SLOTS - 1)];
+    int f;
+    if (m->used && m->key == drawn)
+        f = m->value;
+    else {
+        uint8_t chains[MAXCOMP + 1], loops[MAXCOMP];
+        int nc, nlp, joints;
+        component_counts(B, drawn, vals, chains, &nc, loops, &nlp, &joints);
+        if (joints) {
+            if (nc) {
+                int mi = 0;
+                for (int i = 1; i < nc; i++)
+                    if (chains[i] > chains[mi])
+                        mi = i;
+                chains[mi] = (uint8_t)(chains[mi] + joints);
+            } else
+                chains[nc++] = (uint8_t)joints;
+        }
+        f = loony_value_fast(T, chains, nc, loops, nlp);
+        m->key = drawn;
+        m->value = f;
+        m->used = 1;
+    }
+    long long weight = B->parity_horizon - k;
+    if (weight <= 0)
+        return 0;
+    if (weight < B->parity_ramp)
+        f = floordiv((long long)f * weight, B->parity_ramp);
+    return (k & 1) ? f : -f;
+}
+
+/* evaluate.evaluate: the mean of the fills, scaled by trust. */
+static int evaluate(const Board *B, Table *T, bb_t drawn, const uint8_t *vals)
+{
+    Memo *m = &T->eval[hash_bb(drawn) & (EVAL_SLOTS - 1)];
+    if (m->used && m->key == drawn)
+        return m->value;
+    bb_t blocked = drawn;
+    for (int b = 0; b < B->nb; b++)
+        if (vals[b] >= 2)
+            blocked |= B->box_mask[b];
+    long long total = 0;
+    for (int i = 0; i < B->nfills; i++)
+        total += fill_value(B, T, drawn, vals, blocked, i);
+    int v = floordiv(total * B->trust_num, (long long)B->nfills * B->trust_den);
+    m->key = drawn;
+    m->value = v;
+    m->used = 1;
+    return v;
+}
+
+/* -------------------------------------------------------------------------------- Core */
+
+typedef struct {
+    PyObject_HEAD
+    Board *B;
+    Table *T;
+    PyObject *aborted; /* the exception class raised when a limit stops the search */
+    PyObject *clock;   /* time.perf_counter: the clock the deadline is given in */
+    long long nodes, tt_hits, horizon, max_nodes;
+    double deadline, c_deadline;
+    int has_deadline, nsym, etc_min_free, pruned, abort, busy;
+    long long history[MAXL];
+} Core;
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static inline int limits_reached(Core *S)
+{
+    if (S->has_deadline && mono_now() >= S->c_deadline)
+        return 1;
+    if (S->max_nodes >= 0 && S->nodes >= S->max_nodes)
+        return 1;
+    return 0;
+}
+
+static inline int has3(const uint8_t *vals, int nb)
+{
+    for (int b = 0; b < nb; b++)
+        if (vals[b] == 3)
+            return 1;
+    return 0;
+}
+
+/* Searcher.capture_phase: take the forced captures; the decision points as (take, decline). */
+static bb_t capture_phase(const Board *B, bb_t drawn, uint8_t *vals, int *gained,
+                          uint8_t *dtake, uint8_t *ddecl, int *ndec)
+{
+    int nb = B->nb;
+    for (;;) {
+        int took = 0, nd = 0, x0 = 0;
+        while (x0 < nb && vals[x0] != 3)
+            x0++;
+        for (; x0 < nb; x0++) {
+            if (vals[x0] != 3)
+                continue;
+            int x = x0;
+            for (;;) {
+                int lx = bb_high(B->box_mask[x] & ~drawn);
+                int y = other_box(B, lx, x);
+                if (y >= 0 && vals[y] == 2) {
+                    int ml = bb_high(B->box_mask[y] & ~drawn & ~BIT(lx));
+                    int z = other_box(B, ml, y);
+                    if (z < 0 || vals[z] <= 1) {
+                        dtake[nd] = (uint8_t)lx;
+                        ddecl[nd++] = (uint8_t)ml;
+                        break;
+                    }
+                    if (vals[z] == 2) {
+                        int nl2 = bb_high(B->box_mask[z] & ~drawn & ~BIT(ml));
+                        int w = other_box(B, nl2, z);
+                        if (w >= 0 && vals[w] == 3) {
+                            dtake[nd] = (uint8_t)lx;
+                            ddecl[nd++] = (uint8_t)ml;
+                            break;
+                        }
+                    }
+                }
+                drawn |= BIT(lx);
+                took = 1;
+                for (int j = 0; j < 2; j++) {
+                    int b = B->line_box[lx][j];
+                    if (b >= 0 && ++vals[b] == 4)
+                        (*gained)++;
+                }
+                if (y < 0 || vals[y] != 3)
+                    break;
+                x = y;
+            }
+        }
+        if (took && !has3(vals, nb)) {
+            *ndec = 0;
+            return drawn;
+        }
+        if (!took) {
+            if (nd > 1) { /* one decision per decline line, the first kept */
+                int k = 0;
+                for (int i = 0; i < nd; i++) {
+                    int dup = 0;
+                    for (int j = 0; j < k; j++)
+                        if (ddecl[j] == ddecl[i])
+                            dup = 1;
+                    if (!dup) {
+                        dtake[k] = dtake[i];
+                        ddecl[k++] = ddecl[i];
+                    }
+                }
+                nd = k;
+            }
+            *ndec = nd;
+            return drawn;
+        }
+    }
+}
+
+/* Tables.from_key_frame */
+static int from_key_frame(const Board *B, bb_t drawn, int line, int s)
+{
+    int ln = s ? B->inv[s][line] : line;
+    if (HAS(drawn, ln)) {
+        int g = B->group_of[ln];
+        if (g >= 0)
+            for (int i = 0; i < B->group_len[g]; i++) {
+                int x = B->group_line[g][i];
+                if (!HAS(drawn, x))
+                    return x;
+            }
+        return -1;
+    }
+    return ln;
+}
+
+/* Searcher.gen_safe: safe lines best first (stable); returns their count, sets *unsafe. */
+static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t *out,
+                    bb_t *unsafe_out)
+{
+    const Board *B = S->B;
+    bb_t fr = B->full & ~drawn, unsafe = 0;
+    for (int b = 0; b < B->nb; b++)
+        if (vals[b] == 2)
+            unsafe |= B->box_mask[b];
+    unsafe &= fr;
+    bb_t cand = fr & ~unsafe;
+    for (int i = 0; i < B->ntwinp; i++)
+        if (HAS(fr, B->twinp_lo[i]))
+            cand &= ~BIT(B->twinp_hi[i]);
+    int n = 0;
+    long long k1[MAXL], k2[MAXL], k3[MAXL];
+    while (cand) {
+        int ln = bb_low(cand);
+        cand &= cand - 1;
+        int sv = 0;
+        for (int j = 0; j < 2; j++) {
+            int b = B->line_box[ln][j];
+            if (b >= 0)
+                sv += vals[b];
+        }
+        long long a, c, d;
+        if (proof) {
+            a = B->cen[ln];
+            c = sv;
+            d = 0;
+        } else {
+            a = sv;
+            c = B->cen[ln];
+            d = S->history[ln];
+        }
+        /* insertion sort, descending, equal keys in line order (Python's stable reverse) */
+        int j = n - 1;
+        while (j >= 0 && (a > k1[j] || (a == k1[j] && (c > k2[j] || (c == k2[j] && d > k3[j]))))) {
+            out[j + 1] = out[j];
+            k1[j + 1] = k1[j];
+            k2[j + 1] = k2[j];
+            k3[j + 1] = k3[j];
+            j--;
+        }
+        out[j + 1] = (uint8_t)ln;
+        k1[j + 1] = a;
+        k2[j + 1] = c;
+        k3[j + 1] = d;
+        n++;
+    }
+    *unsafe_out = unsafe;
+    return n;
+}
+
+/* chain_dp.sacrifice_lines, then Searcher.gen_sacrifices' filter, sort and dedupe. */
+static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_long,
+                          int any_safe, uint8_t *out)
+{
+    const Board *B = S->B;
+    int size[2 * MAXL], line[2 * MAXL], n = 0;
+    uint64_t seen = 0;
+    int classes[2 * MAXB + 2];
+    int ncls = 0;
+    for (int b0 = 0; b0 < B->nb; b0++) {
+        if (vals[b0] != 2 || ((seen >> b0) & 1))
+            continue;
+        seen |= 1ULL << b0;
+        bb_t fr = B->box_mask[b0] & ~drawn;
+        int la = bb_low(fr), lb = bb_high(fr);
+        int cnt = 1, loop = 0, steps_a = 0, end_a = -1, end_b = -1, line_a = -1;
+        for (int d = 0; d < 2; d++) {
+            int first = d ? lb : la;
+            int cur = b0, ln = first;
+            for (;;) {
+                int nb = other_box(B, ln, cur);
+                if (nb < 0 || vals[nb] != 2) {
+                    if (!d) {
+                        end_a = nb;
+                        line_a = ln;
+                    } else
+                        end_b = nb;
+                    break;
+                }
+                if (nb == b0) {
+                    loop = 1;
+                    break;
+                }
+                seen |= 1ULL << nb;
+                cnt++;
+                if (!d)
+                    steps_a++;
+                ln = bb_high(B->box_mask[nb] & ~drawn & ~BIT(ln));
+                cur = nb;
+            }
+            if (loop)
+                break;
+        }
+        if (loop || (end_a < 0 && end_b < 0)) {
+            int cls = loop ? -cnt : cnt, dup = 0;
+            for (int i = 0; i < ncls; i++)
+                if (classes[i] == cls)
+                    dup = 1;
+            if (dup)
+                continue;
+            classes[ncls++] = cls;
+        }
+        if (loop) {
+            size[n] = cnt + 1;
+            line[n++] = la;
+        } else if (cnt == 2) {
+            size[n] = 2;
+            line[n++] = steps_a == 1 ? la : lb;
+        } else if (cnt >= 3 && end_a >= 0 && end_a == end_b) {
+            /* every undrawn line of the chain's boxes */
+            bb_t lines = 0;
+            uint64_t todo = 1ULL << b0, done = 0;
+            while (todo) {
+                int b = __builtin_ctzll(todo);
+                todo &= todo - 1;
+                done |= 1ULL << b;
+                bb_t f = B->box_mask[b] & ~drawn;
+                lines |= f;
+                while (f) {
+                    int l = bb_low(f);
+                    f &= f - 1;
+                    int o = other_box(B, l, b);
+                    if (o >= 0 && vals[o] == 2 && !((done >> o) & 1))
+                        todo |= 1ULL << o;
+                }
+            }
+            while (lines) {
+                size[n] = cnt;
+                line[n++] = bb_low(lines);
+                lines &= lines - 1;
+            }
+        } else {
+            size[n] = cnt;
+            line[n++] = line_a;
+        }
+    }
+    if (prune_long && any_safe) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (size[i] <= 2) {
+                size[k] = size[i];
+                line[k++] = line[i];
+            }
+        S->pruned = k != n;
+        n = k;
+    }
+    for (int i = 1; i < n; i++) { /* sort by (size, line) */
+        int a = size[i], b = line[i], j = i - 1;
+        while (j >= 0 && (size[j] > a || (size[j] == a && line[j] > b))) {
+            size[j + 1] = size[j];
+            line[j + 1] = line[j];
+            j--;
+        }
+        size[j + 1] = a;
+        line[j + 1] = b;
+    }
+    bb_t used = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!HAS(used, line[i])) {
+            used |= BIT(line[i]);
+            out[m++] = (uint8_t)line[i];
+        }
+    return m;
+}
+
+/* The node. ``vals``: the valences of ``drawn`` (the callee's copy). ``praw``/``pline``: the
+ * parent's images and the line drawn from it (NULL: computed here); ``hkey``: the key when
+ * the parent's enhanced transposition cutoff computed it (has_key). */
+static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals,
+                  const bb_t *praw, int pline, int has_key, bb_t hkey, int hs,
+                  const Entry *probed)
+{
+    const Board *B = S->B;
+    Table *T = S->T;
+    const int nsym = S->nsym, nb = B->nb;
+    long long n = ++S->nodes;
+    if (!(n & 15) && limits_reached(S)) {
+        S->abort = 1;
+        return 0;
+    }
+    int gained = 0, ndec = -1;
+    uint8_t dtake[MAXB], ddecl[MAXB];
+    bb_t d0 = drawn;
+    if (has3(vals, nb)) {
+        drawn = capture_phase(B, drawn, vals, &gained, dtake, ddecl, &ndec);
+        if (drawn == B->full)
+            return gained;
+        alpha -= gained;
+        beta -= gained;
+    } else if (drawn == B->full)
+        return 0;
+    int n4 = 0;
+    for (int b = 0; b < nb; b++)
+        n4 += vals[b] == 4;
+    int rem = nb - n4;
+    if (alpha >= rem)
+        return gained + rem;
+    if (beta <= -rem)
+        return gained - rem;
+
+    bb_t raw[MAXS];
+    int have_raw = 0;
+    bb_t key;
+    int s;
+    if (nsym > 1 && !has_key) {
+        if (praw) {
+            for (int i = 0; i < nsym; i++)
+                raw[i] = praw[i] | B->limg[pline][i];
+            for (bb_t diff = drawn ^ d0; diff; diff &= diff - 1) {
+                int l = bb_low(diff);
+                for (int i = 0; i < nsym; i++)
+                    raw[i] |= B->limg[l][i];
+            }
+        } else
+            images(B, nsym, drawn, raw);
+        have_raw = 1;
+    }
+    if (has_key) {
+        key = hkey;
+        s = hs;
+    } else if (nsym > 1)
+        key = key_of_images(B, nsym, raw, &s);
+    else {
+        key = twin_sort(B, drawn);
+        s = 0;
+    }
+    int ttmove = -1;
+    /* the parent's probe of this key, when nothing was stored since */
+    const Entry *e = has_key == 2 ? probed : tt_get(T, key);
+    if (e) {
+        S->tt_hits++;
+        int ed = e->depth, lo = e->lo, hi = e->hi, m = e->move;
+        if (ed >= depth) {
+            if (lo >= beta || lo == hi) {
+                if (ed < PROVEN)
+                    S->horizon++;
+                return gained + lo;
+            }
+            if (hi <= alpha) {
+                if (ed < PROVEN)
+                    S->horizon++;
+                return gained + hi;
+            }
+        }
+        if (m >= 0 && (ed >= PROVEN || depth < HEUR))
+            ttmove = from_key_frame(B, drawn, m, s);
+    }
+
+    uint8_t moves[MAXL + 2];
+    int nm = 0;
+    bb_t unsafe = 0;
+    int nck = 0;
+    bb_t ck[MAXL];
+    uint8_t cks[MAXL];
+    int8_t ckpos[MAXL];
+    if (ndec > 0) {
+        for (int i = 0; i < ndec; i++)
+            moves[nm++] = dtake[i];
+        if (ndec == 1)
+            moves[nm++] = ddecl[0];
+    } else {
+        int loony = 1;
+        for (int b = 0; b < nb; b++)
+            if (vals[b] < 2) {
+                loony = 0;
+                break;
+            }
+        if (loony) {
+            uint8_t chains[MAXCOMP], loops[MAXCOMP];
+            int nc, nlp, joints;
+            component_counts(B, drawn, vals, chains, &nc, loops, &nlp, &joints);
+            sort_u8(chains, nc);
+            sort_u8(loops, nlp);
+            int v = -loony_value(T, chains, nc, loops, nlp);
+            tt_store(T, key, PROVEN, v, v, -1);
+            return gained + v;
+        }
+        if (depth <= 0) {
+            S->horizon++;
+            return gained + evaluate(B, T, drawn, vals);
+        }
+        nm = gen_safe(S, drawn, vals, depth >= HEUR, moves, &unsafe);
+        if (bb_count(B->full & ~drawn) >= S->etc_min_free) {
+            int cdepth = depth - 1;
+            bb_t srt[MAXS];
+            if (nsym > 1) {
+                if (!have_raw) {
+                    images(B, nsym, drawn, raw);
+                    have_raw = 1;
+                }
+                for (int i = 0; i < nsym; i++)
+                    srt[i] = twin_sort(B, raw[i]);
+            }
+            memset(ckpos, -1, B->nl);
+            for (int i = 0; i < nm; i++) {
+                int ln = moves[i];
+                bb_t k;
+                int ks = 0;
+                if (nsym > 1) {
+                    int twin = HAS(B->twin_line, ln);
+                    k = 0;
+                    for (int j = 0; j < nsym; j++) {
+                        /* a line of no twin group: the sorted images stay sorted */
+                        bb_t m = twin ? twin_sort(B, raw[j] | B->limg[ln][j])
+                                      : srt[j] | B->limg[ln][j];
+                        if (!j || m < k) {
+                            k = m;
+                            ks = j;
+                        }
+                    }
+                } else
+                    k = twin_sort(B, drawn | BIT(ln));
+                ck[nck] = k;
+                cks[nck] = (uint8_t)ks;
+                ckpos[ln] = (int8_t)nck++;
+                tt_prefetch(T, k);
+            }
+            for (int i = 0; i < nck; i++) {
+                Entry *ce = tt_get(T, ck[i]);
+                if (ce && ce->depth >= cdepth && -ce->hi >= beta) {
+                    int ln = moves[i];
+                    int v = -ce->hi, cd = ce->depth;
+                    if (cd < PROVEN)
+                        S->horizon++;
+                    int cm = s ? B->perm[s][ln] : ln;
+                    tt_store(T, key, cd >= PROVEN ? PROVEN : depth, v, INF, cm);
+                    return gained + v;
+                }
+            }
+        }
+    }
+    if (nsym > 1 && !have_raw) {
+        images(B, nsym, drawn, raw);
+        have_raw = 1;
+    }
+    const bb_t *craw = nsym > 1 ? raw : NULL;
+
+    int tried = -1;
+    if (ttmove >= 0) {
+        int idx = -1;
+        for (int i = 0; i < nm; i++)
+            if (moves[i] == ttmove) {
+                idx = i;
+                break;
+            }
+        if (idx > 0) {
+            memmove(moves + 1, moves, idx);
+            moves[0] = (uint8_t)ttmove;
+        } else if (idx < 0 && HAS(unsafe, ttmove)) {
+            memmove(moves + 1, moves, nm);
+            moves[0] = (uint8_t)ttmove;
+            nm++;
+            tried = ttmove;
+        }
+    }
+    long long h0 = S->horizon;
+    int alpha0 = alpha, best = -INF, bestm = -1, first = 1;
+    uint8_t cv[MAXB];
+    for (;;) {
+        int cut = 0;
+        for (int i = 0; i < nm; i++) {
+            int ln = moves[i], v = 0, have_v = 0, c = 0;
+            int ki = nck ? ckpos[ln] : -1;
+            bb_t child = drawn | BIT(ln);
+            Entry *ce = NULL;
+            if (ki >= 0) {
+                ce = tt_get(T, ck[ki]);
+                if (ce && ce->depth >= depth - 1) {
+                    int clo = ce->lo, chi = ce->hi, cd = ce->depth;
+                    if (clo == chi || clo >= -alpha) {
+                        v = -clo;
+                        have_v = 1;
+                    } else if (chi <= (first ? -beta : -alpha - 1)) {
+                        v = -chi;
+                        have_v = 1;
+                    }
+                    if (have_v) {
+                        S->nodes++;
+                        S->tt_hits++;
+                        if (cd < PROVEN)
+                            S->horizon++;
+                        if (!first && alpha < v && v < beta && clo != chi) {
+                            memcpy(cv, vals, nb);
+                            for (int j = 0; j < 2; j++) {
+                                int b = B->line_box[ln][j];
+                                if (b >= 0)
+                                    cv[b]++;
+                            }
+                            v = -search(S, child, -beta, -alpha, depth - 1, cv, craw, ln, 1,
+                                        ck[ki], cks[ki], NULL);
+                            if (S->abort)
+                                return 0;
+                        }
+                    }
+                }
+            }
+            if (!have_v) {
+                memcpy(cv, vals, nb);
+                for (int j = 0; j < 2; j++) {
+                    int b = B->line_box[ln][j];
+                    if (b >= 0) {
+                        if (cv[b] == 3)
+                            c++;
+                        cv[b]++;
+                    }
+                }
+                /* 2: the key and its probe just now (nothing stored since) */
+                int hk = ki >= 0 ? 2 : 0;
+                bb_t kk = hk ? ck[ki] : 0;
+                int ks = hk ? cks[ki] : 0;
+                if (c) {
+                    uint8_t cv2[MAXB];
+                    memcpy(cv2, cv, nb);
+                    if (first)
+                        v = c + search(S, child, alpha - c, beta - c, depth, cv, craw, ln, 0, 0,
+                                       0, NULL);
+                    else {
+                        v = c + search(S, child, alpha - c, alpha + 1 - c, depth, cv, craw, ln,
+                                       0, 0, 0, NULL);
+                        if (S->abort)
+                            return 0;
+                        if (alpha < v && v < beta)
+                            v = c + search(S, child, alpha - c, beta - c, depth, cv2, craw, ln,
+                                           0, 0, 0, NULL);
+                    }
+                } else if (first)
+                    v = -search(S, child, -beta, -alpha, depth - 1, cv, craw, ln, hk, kk, ks,
+                                ce);
+                else {
+                    uint8_t cv2[MAXB];
+                    memcpy(cv2, cv, nb);
+                    v = -search(S, child, -alpha - 1, -alpha, depth - 1, cv, craw, ln, hk, kk,
+                                ks, ce);
+                    if (S->abort)
+                        return 0;
+                    if (alpha < v && v < beta)
+                        v = -search(S, child, -beta, -alpha, depth - 1, cv2, craw, ln, hk ? 1 : 0,
+                                    kk, ks, NULL);
+                }
+                if (S->abort)
+                    return 0;
+            }
+            first = 0;
+            if (v > best) {
+                best = v;
+                bestm = ln;
+                if (v > alpha) {
+                    alpha = v;
+                    if (v >= beta) {
+                        if (!c && depth < HEUR)
+                            S->history[ln] += (long long)depth * depth + 1;
+                        cut = 1;
+                        break;
+                    }
+                }
+            }
+        }
+        if (cut)
+            break;
+        if (unsafe) {
+            /* no safe line cut the node off: now the sacrifices */
+            int any_safe = nm > (tried >= 0);
+            unsafe = 0;
+            if (depth < HEUR) {
+                S->pruned = 0;
+                nm = gen_sacrifices(S, drawn, vals, 1, any_safe, moves);
+                if (S->pruned)
+                    S->horizon++;
+            } else
+                nm = gen_sacrifices(S, drawn, vals, 0, 0, moves);
+            if (tried >= 0)
+                for (int i = 0; i < nm; i++)
+                    if (moves[i] == tried) {
+                        memmove(moves + i, moves + i + 1, nm - i - 1);
+                        nm--;
+                        break;
+                    }
+            if (nm)
+                continue;
+        }
+        break;
+    }
+    int proven = S->horizon == h0;
+    int lo, hi;
+    if (best <= alpha0) {
+        lo = -INF;
+        hi = best;
+    } else if (best >= beta) {
+        lo = best;
+        hi = INF;
+    } else
+        lo = hi = best;
+    int cm = (s && bestm >= 0) ? B->perm[s][bestm] : bestm;
+    tt_store(T, key, proven ? PROVEN : depth, lo, hi, cm);
+    return gained + best;
+}
+
+static void Core_dealloc(Core *S)
+{
+    Py_XDECREF(S->B);
+    Py_XDECREF(S->T);
+    Py_XDECREF(S->aborted);
+    Py_XDECREF(S->clock);
+    Py_TYPE(S)->tp_free((PyObject *)S);
+}
+
+static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"board", "table", "aborted", "clock", "symmetry", NULL};
+    PyObject *board, *table, *aborted, *clock;
+    int symmetry = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!OO|p", kwlist, &BoardType, &board,
+                                     &TableType, &table, &aborted, &clock, &symmetry))
+        return NULL;
+    Core *S = (Core *)type->tp_alloc(type, 0);
+    if (!S)
+        return NULL;
+    Py_INCREF(board);
+    Py_INCREF(table);
+    Py_INCREF(aborted);
+    Py_INCREF(clock);
+    S->B = (Board *)board;
+    S->T = (Table *)table;
+    S->aborted = aborted;
+    S->clock = clock;
+    S->nsym = symmetry ? S->B->nsym : 1;
+    S->max_nodes = -1;
+    S->etc_min_free = 10;
+    return (PyObject *)S;
+}
+
+static PyObject *Core_search(Core *S, PyObject *args)
+{
+    PyObject *o;
+    int alpha, beta, depth;
+    if (!PyArg_ParseTuple(args, "Oiii", &o, &alpha, &beta, &depth))
+        return NULL;
+    bb_t drawn;
+    if (to_bb(o, &drawn) < 0)
+        return NULL;
+    const Board *B = S->B;
+    if (drawn & ~B->full) {
+        PyErr_SetString(PyExc_ValueError, "bits beyond the board's lines");
+        return NULL;
+    }
+    if (S->busy || S->T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "a search is already running on this core or table");
+        return NULL;
+    }
+    if (S->has_deadline) {
+        PyObject *now = PyObject_CallNoArgs(S->clock);
+        if (!now)
+            return NULL;
+        double py_now = PyFloat_AsDouble(now);
+        Py_DECREF(now);
+        if (py_now == -1.0 && PyErr_Occurred())
+            return NULL;
+        S->c_deadline = S->deadline - py_now + mono_now();
+    }
+    uint8_t vals[MAXB];
+    for (int b = 0; b < B->nb; b++)
+        vals[b] = (uint8_t)bb_count(drawn & B->box_mask[b]);
+    S->abort = 0;
+    S->busy = S->T->busy = 1;
+    int v;
+    Py_BEGIN_ALLOW_THREADS
+    v = search(S, drawn, alpha, beta, depth, vals, NULL, 0, 0, 0, 0, NULL);
+    Py_END_ALLOW_THREADS
+    S->busy = S->T->busy = 0;
+    if (S->abort) {
+        S->abort = 0;
+        PyErr_SetNone(S->aborted);
+        return NULL;
+    }
+    return PyLong_FromLong(v);
+}
+
+static PyMethodDef Core_methods[] = {
+    {"search", (PyCFunction)Core_search, METH_VARARGS,
+     "search(drawn, alpha, beta, depth) -> value for the player to move; raises the "
+     "``aborted`` exception when the deadline or the node budget is reached."},
+    {NULL}};
+
+#define LL_GETSET(field)                                                                    \
+    static PyObject *Core_get_##field(Core *S, void *c) { return PyLong_FromLongLong(S->field); } \
+    static int Core_set_##field(Core *S, PyObject *v, void *c)                                \
+    {                                                                                         \
+        long long x = v ? PyLong_AsLongLong(v) : -1;                                          \
+        if (!v || (x == -1 && PyErr_Occurred())) {                                            \
+            if (!v)                                                                           \
+                PyErr_SetString(PyExc_TypeError, "cannot delete");                            \
+            return -1;                                                                        \
+        }                                                                                     \
+        S->field = x;                                                                         \
+        return 0;                                                                             \
+    }
+LL_GETSET(nodes)
+LL_GETSET(tt_hits)
+LL_GETSET(horizon)
+
+static PyObject *Core_get_etc(Core *S, void *c) { return PyLong_FromLong(S->etc_min_free); }
+static int Core_set_etc(Core *S, PyObject *v, void *c)
+{
+    long x = v ? PyLong_AsLong(v) : -1;
+    if (!v || (x == -1 && PyErr_Occurred()))
+        return -1;
+    S->etc_min_free = (int)x;
+    return 0;
+}
+
+static PyObject *Core_get_deadline(Core *S, void *c)
+{
+    if (!S->has_deadline)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(S->deadline);
+}
+static int Core_set_deadline(Core *S, PyObject *v, void *c)
+{
+    if (!v || v == Py_None) {
+        S->has_deadline = 0;
+        return 0;
+    }
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred())
+        return -1;
+    S->deadline = d;
+    S->has_deadline = 1;
+    return 0;
+}
+static PyObject *Core_get_max_nodes(Core *S, void *c)
+{
+    if (S->max_nodes < 0)
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(S->max_nodes);
+}
+static int Core_set_max_nodes(Core *S, PyObject *v, void *c)
+{
+    if (!v || v == Py_None) {
+        S->max_nodes = -1;
+        return 0;
+    }
+    long long x = PyLong_AsLongLong(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    S->max_nodes = x < 0 ? 0 : x;
+    return 0;
+}
+
+static PyGetSetDef Core_getset[] = {
+    {"nodes", (getter)Core_get_nodes, (setter)Core_set_nodes, "positions searched", NULL},
+    {"tt_hits", (getter)Core_get_tt_hits, (setter)Core_set_tt_hits, "table hits", NULL},
+    {"horizon", (getter)Core_get_horizon, (setter)Core_set_horizon,
+     "heuristic values used so far", NULL},
+    {"etc_min_free", (getter)Core_get_etc, (setter)Core_set_etc,
+     "enhanced transposition cutoffs at nodes with this many undrawn lines or more", NULL},
+    {"deadline", (getter)Core_get_deadline, (setter)Core_set_deadline,
+     "time.perf_counter() time to stop at, or None", NULL},
+    {"max_nodes", (getter)Core_get_max_nodes, (setter)Core_set_max_nodes,
+     "node budget, or None", NULL},
+    {NULL}};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots._core.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Core(board, table, aborted, clock, symmetry=True): one search session.",
+    .tp_new = Core_new,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef coremodule = {
+    PyModuleDef_HEAD_INIT, "_core",
+    "The compiled Dots-and-Boxes search (see engine/dots/compiled.py).", -1, NULL};
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&TableType) < 0 ||
+        PyType_Ready(&CoreType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&coremodule);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Board", (PyObject *)&BoardType) < 0 ||
+        PyModule_AddObjectRef(m, "Table", (PyObject *)&TableType) < 0 ||
+        PyModule_AddObjectRef(m, "Core", (PyObject *)&CoreType) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_LINES", MAXL) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_BOXES", MAXB) < 0 ||
+        PyModule_AddIntConstant(m, "ENTRY_BYTES", (long)sizeof(Entry)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
