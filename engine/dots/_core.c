@@ -460,13 +460,28 @@ static PyTypeObject BoardType = {
 
 /* ------------------------------------------------------------------------------- Table */
 
+/* Two entry layouts, one per key width: boards of up to 64 lines keep 16-byte entries (so
+ * twice as many fit in the caches), larger ones 32-byte entries. Values of a narrow entry are
+ * box margins (|v| <= 64) or +-INF, stored in a byte. gen 0 marks an empty slot. */
 typedef struct {
     bb_t key;
     int32_t depth, lo, hi;
     int16_t move;
-    uint8_t gen; /* 0: empty slot */
+    uint8_t gen;
     uint8_t pad;
-} Entry;
+} WideEntry;
+
+typedef struct {
+    uint64_t key;
+    int32_t depth;
+    int8_t lo, hi, move;
+    uint8_t gen;
+} NarrowEntry;
+
+/* what a probe found */
+typedef struct {
+    int depth, lo, hi, move;
+} Probe;
 
 typedef struct {
     bb_t key;
@@ -486,7 +501,8 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    Entry *e;
+    void *e;
+    int wide;
     size_t mask, used, nbytes;
     unsigned long long evictions, refused;
     uint8_t gen;
@@ -507,91 +523,122 @@ static inline uint64_t hash_bb(bb_t k)
     return h;
 }
 
-static inline void tt_prefetch(Table *T, bb_t key)
-{
-    __builtin_prefetch(&T->e[(size_t)hash_bb(key) & T->mask]);
-}
-
-static inline Entry *tt_get(Table *T, bb_t key)
-{
-    size_t i = (size_t)hash_bb(key) & T->mask;
-    for (int k = 0; k < WINDOW; k++) {
-        Entry *e = &T->e[(i + k) & T->mask];
-        if (!e->gen)
-            return NULL;
-        if (e->key == key)
-            return e;
-    }
-    return NULL;
-}
+#define WIDE_ENC(v) (v)
+#define WIDE_DEC(c) (c)
+#define NARROW_ENC(v) ((v) >= INF ? 127 : (v) <= -INF ? -127 : (v))
+#define NARROW_DEC(c) ((c) == 127 ? INF : (c) == -127 ? -INF : (c))
 
 /* Replacement rule: a slot keeps its key; a new key takes the first empty slot of its window
  * of WINDOW slots; with none, it replaces the window's least valuable entry (heuristic before
  * proven, an earlier search's before this one's, shallower before deeper), except that a
- * heuristic entry never replaces a proven one (it is dropped instead). */
-static inline int entry_rank(const Table *T, const Entry *e)
+ * heuristic entry never replaces a proven one (it is dropped instead). An existing key is
+ * updated as search_tt.TranspositionTable.store does. */
+#define TT_IMPL(NAME, ENTRY, KEYT, ENC, DEC)                                                   \
+    static inline int NAME##_get(Table *T, bb_t key, Probe *p)                                \
+    {                                                                                          \
+        ENTRY *E = (ENTRY *)T->e;                                                              \
+        KEYT k = (KEYT)key;                                                                    \
+        size_t i = (size_t)hash_bb(key) & T->mask;                                             \
+        for (int w = 0; w < WINDOW; w++) {                                                     \
+            ENTRY *e = &E[(i + w) & T->mask];                                                  \
+            if (!e->gen)                                                                       \
+                return 0;                                                                      \
+            if (e->key == k) {                                                                 \
+                p->depth = e->depth;                                                           \
+                p->lo = DEC(e->lo);                                                            \
+                p->hi = DEC(e->hi);                                                            \
+                p->move = e->move;                                                             \
+                return 1;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        return 0;                                                                              \
+    }                                                                                          \
+    static inline int NAME##_rank(const Table *T, const ENTRY *e)                              \
+    {                                                                                          \
+        return (e->depth >= PROVEN ? 1 << 30 : 0) + (e->gen == T->gen ? 1 << 29 : 0) +         \
+               (e->depth >= PROVEN || e->depth < 0 ? 0 : e->depth);                            \
+    }                                                                                          \
+    static void NAME##_store(Table *T, bb_t key, int depth, int lo, int hi, int move)          \
+    {                                                                                          \
+        ENTRY *E = (ENTRY *)T->e, *slot = NULL;                                                \
+        KEYT k = (KEYT)key;                                                                    \
+        size_t i = (size_t)hash_bb(key) & T->mask;                                             \
+        for (int w = 0; w < WINDOW; w++) {                                                     \
+            ENTRY *e = &E[(i + w) & T->mask];                                                  \
+            if (!e->gen) {                                                                     \
+                slot = e;                                                                      \
+                break;                                                                         \
+            }                                                                                  \
+            if (e->key == k) {                                                                 \
+                if (e->depth >= PROVEN) {                                                      \
+                    if (depth < PROVEN)                                                        \
+                        return;                                                                \
+                    if (DEC(e->lo) > lo)                                                       \
+                        lo = DEC(e->lo);                                                       \
+                    if (DEC(e->hi) < hi)                                                       \
+                        hi = DEC(e->hi);                                                       \
+                    if (move < 0)                                                              \
+                        move = e->move;                                                        \
+                } else if (depth < e->depth)                                                   \
+                    return;                                                                    \
+                e->depth = depth;                                                              \
+                e->lo = ENC(lo);                                                               \
+                e->hi = ENC(hi);                                                               \
+                e->move = move;                                                                \
+                e->gen = T->gen;                                                               \
+                return;                                                                        \
+            }                                                                                  \
+        }                                                                                      \
+        if (slot)                                                                              \
+            T->used++;                                                                         \
+        else {                                                                                 \
+            int vr = 0;                                                                        \
+            for (int w = 0; w < WINDOW; w++) {                                                 \
+                ENTRY *e = &E[(i + w) & T->mask];                                              \
+                int r = NAME##_rank(T, e);                                                     \
+                if (!slot || r < vr) {                                                         \
+                    slot = e;                                                                  \
+                    vr = r;                                                                    \
+                }                                                                              \
+            }                                                                                  \
+            if (slot->depth >= PROVEN && depth < PROVEN) {                                     \
+                T->refused++;                                                                  \
+                return;                                                                        \
+            }                                                                                  \
+            T->evictions++;                                                                    \
+        }                                                                                      \
+        slot->key = k;                                                                         \
+        slot->depth = depth;                                                                   \
+        slot->lo = ENC(lo);                                                                    \
+        slot->hi = ENC(hi);                                                                    \
+        slot->move = move;                                                                     \
+        slot->gen = T->gen;                                                                    \
+    }
+
+TT_IMPL(wide, WideEntry, bb_t, WIDE_ENC, WIDE_DEC)
+TT_IMPL(narrow, NarrowEntry, uint64_t, NARROW_ENC, NARROW_DEC)
+
+static inline size_t entry_size(int wide)
 {
-    return (e->depth >= PROVEN ? 1 << 30 : 0) + (e->gen == T->gen ? 1 << 29 : 0) +
-           (e->depth >= PROVEN ? 0 : (e->depth < 0 ? 0 : e->depth));
+    return wide ? sizeof(WideEntry) : sizeof(NarrowEntry);
 }
 
-static void tt_store(Table *T, bb_t key, int depth, int lo, int hi, int move)
+static inline int tt_get(Table *T, bb_t key, Probe *p)
 {
-    size_t i = (size_t)hash_bb(key) & T->mask;
-    Entry *empty = NULL;
-    for (int k = 0; k < WINDOW; k++) {
-        Entry *e = &T->e[(i + k) & T->mask];
-        if (!e->gen) {
-            empty = e;
-            break;
-        }
-        if (e->key == key) {
-            /* the same merge as search_tt.TranspositionTable.store */
-            if (e->depth >= PROVEN) {
-                if (depth < PROVEN)
-                    return;
-                if (e->lo > lo)
-                    lo = e->lo;
-                if (e->hi < hi)
-                    hi = e->hi;
-                if (move < 0)
-                    move = e->move;
-            } else if (depth < e->depth)
-                return;
-            e->depth = depth;
-            e->lo = lo;
-            e->hi = hi;
-            e->move = (int16_t)move;
-            e->gen = T->gen;
-            return;
-        }
-    }
-    Entry *slot = empty;
-    if (!slot) {
-        Entry *victim = NULL;
-        int vr = 0;
-        for (int k = 0; k < WINDOW; k++) {
-            Entry *e = &T->e[(i + k) & T->mask];
-            int r = entry_rank(T, e);
-            if (!victim || r < vr) {
-                victim = e;
-                vr = r;
-            }
-        }
-        if (victim->depth >= PROVEN && depth < PROVEN) {
-            T->refused++;
-            return;
-        }
-        T->evictions++;
-        slot = victim;
-    } else
-        T->used++;
-    slot->key = key;
-    slot->depth = depth;
-    slot->lo = lo;
-    slot->hi = hi;
-    slot->move = (int16_t)move;
-    slot->gen = T->gen;
+    return T->wide ? wide_get(T, key, p) : narrow_get(T, key, p);
+}
+
+static inline void tt_store(Table *T, bb_t key, int depth, int lo, int hi, int move)
+{
+    if (T->wide)
+        wide_store(T, key, depth, lo, hi, move);
+    else
+        narrow_store(T, key, depth, lo, hi, move);
+}
+
+static inline void tt_prefetch(Table *T, bb_t key)
+{
+    __builtin_prefetch((char *)T->e + ((size_t)hash_bb(key) & T->mask) * entry_size(T->wide));
 }
 
 static void table_clear(Table *T)
@@ -614,7 +661,7 @@ static void table_clear(Table *T)
 /* The entry array: anonymous memory, zero until touched, in huge pages where the kernel
  * offers them (a search touches the table at random: with 4 KiB pages most probes would also
  * miss the TLB and the first touch of every page would fault). */
-static Entry *entries_alloc(size_t nbytes)
+static void *entries_alloc(size_t nbytes)
 {
 #if defined(__linux__) && defined(MAP_ANONYMOUS)
     void *p = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -623,13 +670,13 @@ static Entry *entries_alloc(size_t nbytes)
 #ifdef MADV_HUGEPAGE
     madvise(p, nbytes, MADV_HUGEPAGE);
 #endif
-    return (Entry *)p;
+    return p;
 #else
-    return (Entry *)PyMem_RawCalloc(1, nbytes);
+    return PyMem_RawCalloc(1, nbytes);
 #endif
 }
 
-static void entries_free(Entry *e, size_t nbytes)
+static void entries_free(void *e, size_t nbytes)
 {
     if (!e)
         return;
@@ -651,23 +698,26 @@ static void Table_dealloc(Table *T)
 
 static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"nbytes", NULL};
+    static char *kwlist[] = {"nbytes", "wide", NULL};
     long long nbytes;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "L", kwlist, &nbytes))
+    int wide = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "L|p", kwlist, &nbytes, &wide))
         return NULL;
-    if (nbytes < 1024 * (long long)sizeof(Entry)) {
+    size_t es = entry_size(wide);
+    if (nbytes < 1024 * (long long)es) {
         PyErr_Format(PyExc_ValueError, "a table needs at least %zu bytes, got %lld",
-                     1024 * sizeof(Entry), nbytes);
+                     1024 * es, nbytes);
         return NULL;
     }
     size_t slots = 1024;
-    while (slots * 2 * sizeof(Entry) <= (unsigned long long)nbytes)
+    while (slots * 2 * es <= (unsigned long long)nbytes)
         slots *= 2;
     Table *T = (Table *)type->tp_alloc(type, 0);
     if (!T)
         return NULL;
     /* calloc: the pages of a big table cost nothing until a search touches them */
-    T->nbytes = slots * sizeof(Entry);
+    T->wide = wide;
+    T->nbytes = slots * es;
     T->e = entries_alloc(T->nbytes);
     T->eval = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
     T->ends = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
@@ -690,10 +740,14 @@ static PyObject *Table_get(Table *T, PyObject *o)
         PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
         return NULL;
     }
-    Entry *e = tt_get(T, key);
-    if (!e)
+    if (!T->wide && (uint64_t)(key >> 64)) {
+        PyErr_SetString(PyExc_ValueError, "a key of more than 64 bits for a narrow table");
+        return NULL;
+    }
+    Probe p;
+    if (!tt_get(T, key, &p))
         Py_RETURN_NONE;
-    return Py_BuildValue("(iiii)", e->depth, e->lo, e->hi, (int)e->move);
+    return Py_BuildValue("(iiii)", p.depth, p.lo, p.hi, p.move);
 }
 
 static PyObject *Table_store(Table *T, PyObject *args)
@@ -707,6 +761,13 @@ static PyObject *Table_store(Table *T, PyObject *args)
         return NULL;
     if (T->busy) {
         PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    if (!T->wide && ((uint64_t)(key >> 64) || move > 127 || move < -1 ||
+                     ((lo > 100 || lo < -100) && lo != INF && lo != -INF) ||
+                     ((hi > 100 || hi < -100) && hi != INF && hi != -INF))) {
+        PyErr_SetString(PyExc_ValueError, "a narrow table holds keys of 64 bits, moves below "
+                                          "128 and values within +-100 or +-INF");
         return NULL;
     }
     tt_store(T, key, depth, lo, hi, move);
@@ -761,6 +822,7 @@ static PyObject *Table_get_capacity(Table *T, void *c)
 {
     return PyLong_FromSize_t(T->mask + 1);
 }
+static PyObject *Table_get_wide(Table *T, void *c) { return PyBool_FromLong(T->wide); }
 static PyObject *Table_get_evictions(Table *T, void *c)
 {
     return PyLong_FromUnsignedLongLong(T->evictions);
@@ -770,6 +832,8 @@ static PyGetSetDef Table_getset[] = {
     {"nbytes", (getter)Table_get_nbytes, NULL, "bytes of the entry array", NULL},
     {"capacity", (getter)Table_get_capacity, NULL, "entry slots", NULL},
     {"evictions", (getter)Table_get_evictions, NULL, "entries replaced by other keys", NULL},
+    {"wide", (getter)Table_get_wide, NULL,
+     "128-bit keys (boards of more than 64 lines); else 64-bit keys in 16-byte entries", NULL},
     {NULL}};
 
 static PySequenceMethods Table_as_sequence = {.sq_length = (lenfunc)Table_len};
@@ -1353,7 +1417,7 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
  * the parent's enhanced transposition cutoff computed it (has_key). */
 static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals,
                   const bb_t *praw, int pline, int has_key, bb_t hkey, int hs,
-                  const Entry *probed)
+                  const Probe *probed)
 {
     const Board *B = S->B;
     Table *T = S->T;
@@ -1411,10 +1475,17 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
     }
     int ttmove = -1;
     /* the parent's probe of this key, when nothing was stored since */
-    const Entry *e = has_key == 2 ? probed : tt_get(T, key);
-    if (e) {
+    Probe pe;
+    int found;
+    if (has_key == 2) {
+        found = probed != NULL;
+        if (found)
+            pe = *probed;
+    } else
+        found = tt_get(T, key, &pe);
+    if (found) {
         S->tt_hits++;
-        int ed = e->depth, lo = e->lo, hi = e->hi, m = e->move;
+        int ed = pe.depth, lo = pe.lo, hi = pe.hi, m = pe.move;
         if (ed >= depth) {
             if (lo >= beta || lo == hi) {
                 if (ed < PROVEN)
@@ -1501,10 +1572,10 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
                 tt_prefetch(T, k);
             }
             for (int i = 0; i < nck; i++) {
-                Entry *ce = tt_get(T, ck[i]);
-                if (ce && ce->depth >= cdepth && -ce->hi >= beta) {
+                Probe cp;
+                if (tt_get(T, ck[i], &cp) && cp.depth >= cdepth && -cp.hi >= beta) {
                     int ln = moves[i];
-                    int v = -ce->hi, cd = ce->depth;
+                    int v = -cp.hi, cd = cp.depth;
                     if (cd < PROVEN)
                         S->horizon++;
                     int cm = s ? B->perm[s][ln] : ln;
@@ -1547,9 +1618,11 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
             int ln = moves[i], v = 0, have_v = 0, c = 0;
             int ki = nck ? ckpos[ln] : -1;
             bb_t child = drawn | BIT(ln);
-            Entry *ce = NULL;
+            Probe cp;
+            const Probe *ce = NULL;
             if (ki >= 0) {
-                ce = tt_get(T, ck[ki]);
+                if (tt_get(T, ck[ki], &cp))
+                    ce = &cp;
                 if (ce && ce->depth >= depth - 1) {
                     int clo = ce->lo, chi = ce->hi, cd = ce->depth;
                     if (clo == chi || clo >= -alpha) {
@@ -1697,6 +1770,10 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!OO|p", kwlist, &BoardType, &board,
                                      &TableType, &table, &aborted, &clock, &symmetry))
         return NULL;
+    if (!((Table *)table)->wide && (((Board *)board)->nl > 64 || ((Board *)board)->nb > 64)) {
+        PyErr_SetString(PyExc_ValueError, "a board of more than 64 lines needs a wide table");
+        return NULL;
+    }
     Core *S = (Core *)type->tp_alloc(type, 0);
     if (!S)
         return NULL;
@@ -1872,7 +1949,8 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddObjectRef(m, "Core", (PyObject *)&CoreType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_LINES", MAXL) < 0 ||
         PyModule_AddIntConstant(m, "MAX_BOXES", MAXB) < 0 ||
-        PyModule_AddIntConstant(m, "ENTRY_BYTES", (long)sizeof(Entry)) < 0) {
+        PyModule_AddIntConstant(m, "WIDE_ENTRY_BYTES", (long)sizeof(WideEntry)) < 0 ||
+        PyModule_AddIntConstant(m, "NARROW_ENTRY_BYTES", (long)sizeof(NarrowEntry)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

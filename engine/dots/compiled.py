@@ -42,13 +42,14 @@ def fits(t: Tables) -> bool:
     return _core is not None and t.nl <= MAX_LINES and t.nb <= MAX_BOXES
 
 
-def new_table(nbytes: int = DEFAULT_TABLE_BYTES):
-    """A compiled transposition table of at most ``nbytes`` bytes of entries (a power of two
-    of 32-byte entries), plus the evaluation's memo caches (about 6 MB). Raises
-    ``RuntimeError`` when the core is not available, ``ValueError`` below 32 KiB."""
+def new_table(nbytes: int = DEFAULT_TABLE_BYTES, lines: int = MAX_LINES):
+    """A compiled transposition table for boards of up to ``lines`` lines: at most ``nbytes``
+    bytes of entries (a power of two of them: 16 bytes each for boards of up to 64 lines, 32
+    beyond), plus the evaluation's memo caches (about 6 MB). Raises ``RuntimeError`` when the
+    core is not available, ``ValueError`` below 1024 entries."""
     if _core is None:
         raise RuntimeError(UNAVAILABLE_REASON)
-    return _core.Table(nbytes)
+    return _core.Table(nbytes, lines > 64)
 
 
 def board(t: Tables):
@@ -74,7 +75,7 @@ class CompiledSearcher(Searcher):
                  deadline: float | None = None, max_nodes: int | None = None,
                  compiled_board=None) -> None:
         self.core = None
-        super().__init__(t, tt=table if table is not None else new_table(),
+        super().__init__(t, tt=table if table is not None else new_table(lines=t.nl),
                          symmetry=symmetry, deadline=deadline, max_nodes=max_nodes)
         self.core = _core.Core(compiled_board or board(t), self.tt, SearchAborted,
                                time.perf_counter, self.symmetry)
