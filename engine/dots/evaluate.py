@@ -13,16 +13,18 @@ long chains worth about ``length - 4``) are special cases of the DP.
 
 Speed (about 70% of a 0.2 s mid-game search is spent here): the fill walks only the lines it
 can still draw, as the set bits of a mask in "order space" (bit i = the i-th line of the
-order); values are cached by leaf position and the loony value by the position a fill ends
-in, which different leaves often share.
+order; the tables are the board's ``Tables.fills``); values are cached by leaf position and
+the loony value by the position a fill ends in, which different leaves often share.
 """
 
 from __future__ import annotations
 
 from .chain_dp import component_counts, loony_value_fast
-from .search_board import Tables
+from .search_board import FILLS, Tables
 
-FILLS = 3
+__all__ = ["FILLS", "TRUST_NUM", "TRUST_DEN", "PARITY_HORIZON", "PARITY_RAMP", "evaluate",
+           "clear_caches"]
+
 # The fill's parity is a guess: on exactly solved 5x5 mid-game positions (27-38 undrawn lines)
 # the sign of ``f`` agrees with the exact value only about 58-64% of the time, so the expected
 # value is nearer (2p - 1) f than f. Scaled by NUM/DEN. Summed exact regret of 0.2 s choices
@@ -68,61 +70,10 @@ def evaluate(t: Tables, drawn: int, vals: list[int]) -> int:
     return v
 
 
-class _FillOrder:
-    """One fill order of one board size, as bit tables: a line's bit in *order space* is its
-    position in the order, so the next line to try is the lowest set bit."""
-
-    __slots__ = ("order", "tabs", "cbits", "box_masks")
-
-    def __init__(self, t: Tables, order) -> None:
-        pos = [0] * t.nl
-        for i, ln in enumerate(order):
-            pos[ln] = i
-        self.order = tuple(order)
-        self.cbits = cb = 8
-        tabs = []
-        for c in range(0, t.nl, cb):
-            # each entry from the one without its lowest bit: one operation per entry
-            tab = [0] * (1 << cb)
-            for v in range(1, 1 << cb):
-                low = (v & -v).bit_length() - 1
-                tab[v] = tab[v & (v - 1)] | (1 << pos[c + low] if c + low < t.nl else 0)
-            tabs.append(tuple(tab))
-        self.tabs = tuple(tabs)
-        self.box_masks = tuple(self.to_order(m) for m in t.box_mask)
-
-    def to_order(self, lines: int) -> int:
-        out = 0
-        cb = self.cbits
-        mask = (1 << cb) - 1
-        for tab in self.tabs:
-            out |= tab[lines & mask]
-            lines >>= cb
-        return out
-
-
-_ORDERS: dict[tuple[int, int, int], _FillOrder] = {}
-
-
-def prepare(t: Tables) -> None:
-    """Build the fill tables of a board size now (23 ms on 20x20, under 1 ms on 5x5), so a
-    deadline-bound search does not pay for them inside a leaf."""
-    for i in range(FILLS):
-        _fill_order(t, i)
-
-
 def clear_caches() -> None:
     """Forget every cached value (benchmarks that time a search from scratch)."""
     _CACHE.clear()
     _LOONY.clear()
-
-
-def _fill_order(t: Tables, i: int) -> _FillOrder:
-    key = (t.w, t.h, i)
-    fo = _ORDERS.get(key)
-    if fo is None:
-        fo = _ORDERS[key] = _FillOrder(t, t.fill_orders[i])
-    return fo
 
 
 def _blocked(t: Tables, drawn: int, vals: list[int]) -> int:
@@ -138,7 +89,7 @@ def _evaluate(t: Tables, drawn: int, vals: list[int], i: int,
               blocked: int | None = None) -> int:
     """The fill in ``t.fill_orders[i]`` and the parity-signed value of where it ends
     (``blocked``: ``_blocked(t, drawn, vals)`` when the caller has it)."""
-    fo = _fill_order(t, i)
+    fo = t.fills[i]
     vals = vals[:]
     line_boxes = t.line_boxes
     box_masks = fo.box_masks

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 
 from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ..search import DepthResult, RootMove, SearchAborted, deadline_of
-from . import evaluate
 from .chain_dp import components
 from .geometry import bits
 from .search_board import Tables, tables
@@ -233,7 +232,7 @@ def _drawn_of(state, t: Tables) -> int:
         if isinstance(item, int):
             mask |= 1 << item
         else:
-            mask |= 1 << t.line_id(*item)
+            mask |= 1 << t.geo.line_id(*item)
     return mask
 
 
@@ -265,7 +264,6 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         start = time.perf_counter()
     limit = limit or Limit()
     t = tables(w, h)
-    evaluate.prepare(t)
     if sys.getrecursionlimit() < 4 * t.nl + 200:
         sys.setrecursionlimit(4 * t.nl + 200)
     deadline = deadline_of(start, limit.time_ms)

@@ -24,7 +24,8 @@ What makes it fast and still exact:
 * Twin lines (Barker and Korf's corner symmetry): the border lines of one box are parallel
   strings from the same coin to the ground, so drawing either gives equivalent positions.
   Only the lowest undrawn twin is searched, and the TT key sorts each box's drawn border lines
-  to its lowest ids (``Tables.key``). On 3x3 this alone cut the nodes of a proof 2.8x.
+  to its lowest ids (``Tables.key``; the key's definition is in :mod:`search_board`). On 3x3
+  this alone cut the nodes of a proof 2.8x.
 * Enhanced transposition cutoffs: before searching, the safe lines' positions are looked up
   in the TT; one already known to refute the window ends the node. The children's keys are
   derived from the parent's packed images and handed down with the valences.
@@ -64,8 +65,8 @@ class Searcher(SearcherBase):
         self.t = t
         self.tt = tt if tt is not None else TranspositionTable()
         self.symmetry = symmetry and len(t.syms) > 1
-        # the packed symmetry tables, when the keys use them
-        self.ctabs = t.ctabs if self.symmetry else ()
+        # the key's tables: under the board's symmetries, or the identity only
+        self.keys = t.sym_keys if self.symmetry else t.id_keys
         # with ``record_keys`` (tests): (parent, {line: child's key as handed down}) of every
         # enhanced transposition cutoff that went through all its lines
         self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
@@ -234,25 +235,23 @@ class Searcher(SearcherBase):
         table = tt.table
         store = tt.store
         handed_keys = self.handed_keys
-        ctabs = self.ctabs
-        symmetry = self.symmetry
+        keys = self.keys
+        ctabs = keys.ctabs
+        line_imgs = keys.line_imgs
+        kswap = keys.kswap
+        select = keys.select
+        cb = keys.cbits
+        cmask = (1 << cb) - 1
         box_mask = t.box_mask
         line_boxes = t.line_boxes
-        line_imgs = t.line_imgs
-        kswap = t.kswap
-        cb = t.cbits
-        cmask = (1 << cb) - 1
-        nl = t.nl
         nb = t.nb
         full = t.full
-        nimg = t.nimg
         syms = t.syms
         history = self.history
         capture_phase = self.capture_phase
         gen_safe = self.gen_safe
         gen_sacrifices = self.gen_sacrifices
         check = self.check_limits
-        key_of = t.key
         from_key_frame = t.from_key_frame
         heuristic = _HEURISTIC_DEPTHS
         twin_line = 0
@@ -287,92 +286,22 @@ class Searcher(SearcherBase):
                 return gained + rem
             if beta <= -rem:
                 return gained - rem
-            raw = 0  # every image of drawn, packed (0: not computed)
-            srt = 0  # the same, twins sorted
             if km is not None:
                 key, s, raw, srt = km
-            elif ctabs:
-                # inlined ``t.key``: every image at once from the packed tables, twins sorted
+            else:
+                # ``t.key`` inlined: every image at once from the packed tables, twins sorted
                 packed = 0
                 d = drawn
                 for tab in ctabs:
                     packed |= tab[d & cmask]
                     d >>= cb
-                packed = raw = (packed << nl) | drawn
+                packed = raw = packed | drawn
                 for ma, sh in kswap:
                     c = (packed >> sh) & ma & ~packed
                     if c:
                         packed ^= c | (c << sh)
                 srt = packed
-                if nimg == 7:
-                    # unrolled for square boards (measured: a quarter off the loop)
-                    key = packed & full
-                    s = 0
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 1
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 2
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 3
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 4
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 5
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 6
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 7
-                elif nimg == 3:
-                    # unrolled for rectangles too
-                    key = packed & full
-                    s = 0
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 1
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 2
-                    packed >>= nl
-                    m = packed & full
-                    if m < key:
-                        key = m
-                        s = 3
-                else:
-                    key = packed & full
-                    s = 0
-                    for i in range(1, nimg + 1):
-                        packed >>= nl
-                        m = packed & full
-                        if m < key:
-                            key = m
-                            s = i
-            else:
-                key, s = key_of(drawn, symmetry)
+                key, s = select(packed)
             e = table.get(key)
             ttmove = -1
             if e is not None:
@@ -418,105 +347,21 @@ class Searcher(SearcherBase):
                     ckm = {}
                     cdepth = depth - 1
                     for ln in moves:   # all safe lines: no box of theirs reaches valence 3
-                        child = drawn | (1 << ln)
-                        if ctabs:
-                            if not raw:
-                                d = drawn
-                                for tab in ctabs:
-                                    raw |= tab[d & cmask]
-                                    d >>= cb
-                                raw = (raw << nl) | drawn
-                                packed = raw
-                                for ma, sh in kswap:
-                                    c = (packed >> sh) & ma & ~packed
-                                    if c:
-                                        packed ^= c | (c << sh)
-                                srt = packed
-                            img = line_imgs[ln]
-                            craw = raw | img
-                            if twin_line >> ln & 1:
-                                packed = craw
-                                for ma, sh in kswap:
-                                    c = (packed >> sh) & ma & ~packed
-                                    if c:
-                                        packed ^= c | (c << sh)
-                            else:
-                                # a line of no twin group: its images are in none either,
-                                # so the parent's sorted images stay sorted
-                                packed = srt | img
-                            csrt = packed
-                            if nimg == 7:
-                                # unrolled for square boards (measured: a quarter off the loop)
-                                ck = packed & full
-                                cs = 0
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 1
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 2
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 3
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 4
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 5
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 6
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 7
-                            elif nimg == 3:
-                                # unrolled for rectangles too
-                                ck = packed & full
-                                cs = 0
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 1
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 2
-                                packed >>= nl
-                                m = packed & full
-                                if m < ck:
-                                    ck = m
-                                    cs = 3
-                            else:
-                                ck = packed & full
-                                cs = 0
-                                for i in range(1, nimg + 1):
-                                    packed >>= nl
-                                    m = packed & full
-                                    if m < ck:
-                                        ck = m
-                                        cs = i
+                        img = line_imgs[ln]
+                        craw = raw | img
+                        if twin_line >> ln & 1:
+                            packed = craw
+                            for ma, sh in kswap:
+                                c = (packed >> sh) & ma & ~packed
+                                if c:
+                                    packed ^= c | (c << sh)
                         else:
-                            ck, cs = key_of(child, symmetry)
-                            craw = csrt = 0
+                            # a line of no twin group: its images are in none either, so the
+                            # parent's sorted images stay sorted
+                            packed = srt | img
+                        ck, cs = select(packed)
                         # handed to the child when it is searched (a safe line takes nothing)
-                        ckm[ln] = (ck, cs, craw, csrt)
+                        ckm[ln] = (ck, cs, craw, packed)
                         ce = table.get(ck)
                         if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
                             v = -ce[2]

@@ -126,7 +126,7 @@ def test_every_move_value_of_analysis_is_exact_and_right():
     assert [m.value for m in a.moves] == sorted((m.value for m in a.moves), reverse=True)
     for mv in a.moves:
         assert mv.exact and mv.bound == "exact"
-        line = t.line_id(*mv.move)
+        line = t.geo.line_id(*mv.move)
         c = t.completes(state.drawn, line)
         child = brute(2, 2, state.drawn | 1 << line)
         assert mv.value == (c + child if c else -child)
@@ -194,18 +194,49 @@ def test_sacrifices_of_chains_at_joints_match_brute_force():
     assert checked >= 20
 
 
-def test_canonical_tables_match_permutations():
-    rng = random.Random(99)
-    for w, h in [(1, 1), (2, 2), (3, 3), (2, 5), (3, 4), (4, 4), (5, 5)]:
-        t = tables(w, h)
-        for _ in range(300):
-            d = rng.getrandbits(t.nl)
-            best, bs = d, 0
-            for s in range(1, len(t.syms)):
-                m = t.permute(d, s)
-                if m < best:
-                    best, bs = m, s
-            assert t.canonical(d) == (best, bs)
+def _twinsort(t, drawn: int) -> int:
+    """``drawn`` with the drawn lines of each twin group moved to the group's lowest ids."""
+    for g in t.twin_groups:
+        n = sum(1 for ln in g if drawn >> ln & 1)
+        for i, ln in enumerate(g):
+            drawn = drawn | 1 << ln if i < n else drawn & ~(1 << ln)
+    return drawn
+
+
+def _perm(t, drawn: int, s: int) -> int:
+    """The image of ``drawn`` under symmetry ``s``, line by line."""
+    return sum(1 << t.syms[s][ln] for ln in bits(drawn))
+
+
+def _key_by_definition(t, drawn: int, symmetry: bool = True) -> tuple[int, int]:
+    """min over the symmetries s (identity first) of twinsort(perm_s(drawn)); the index of
+    the first s reaching it."""
+    best, bs = None, 0
+    for s in range(len(t.syms) if symmetry else 1):
+        k = _twinsort(t, _perm(t, drawn, s))
+        if best is None or k < best:
+            best, bs = k, s
+    return best, bs
+
+
+@pytest.mark.parametrize("w,h", [(1, 1), (1, 4), (2, 2), (3, 3), (2, 5), (3, 4), (4, 4), (5, 5),
+                                 (5, 6), (6, 6), (7, 7), (9, 9), (10, 10)])
+def test_the_key_is_its_definition_on_every_board_size(w, h):
+    """One key for every size (boards of more than 64 lines used to take the smallest raw
+    image first and twin-sort it after): the smallest twin-sorted image, the first symmetry
+    reaching it; and the permutations are the symmetries' (boards of more than
+    ``SYM_MAX_LINES`` lines: the identity only)."""
+    from boxfish.engine.dots.search_board import SYM_MAX_LINES
+    t = tables(w, h)
+    assert len(t.syms) == (1 if t.nl > SYM_MAX_LINES else len(set(t.syms)))
+    assert len(t.syms) > 1 or t.nl > SYM_MAX_LINES
+    rng = random.Random(w * 100 + h)
+    for _ in range(100):
+        d = rng.getrandbits(t.nl) & rng.getrandbits(t.nl)  # a quarter of the lines
+        assert t.key(d) == _key_by_definition(t, d)
+        assert t.key(d, symmetry=False) == _key_by_definition(t, d, symmetry=False)
+        s = rng.randrange(len(t.syms))
+        assert t.permute(d, s) == _perm(t, d, s)
 
 
 def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
@@ -334,7 +365,7 @@ def test_twin_lines_are_searched_once_and_the_tt_move_maps_back():
         assert t.key(d | 1 << ln)[0] == t.key(key | 1 << m)[0]
 
 
-@pytest.mark.parametrize("w,h", [(3, 3), (2, 4), (3, 2)])
+@pytest.mark.parametrize("w,h", [(3, 3), (2, 4), (3, 2), (5, 6)])
 def test_keys_handed_to_children_equal_keys_computed_from_scratch(w, h):
     """The enhanced transposition cutoff derives the children's keys from the parent's
     images; each must equal ``Tables.key`` of the child, frame included."""
@@ -344,7 +375,10 @@ def test_keys_handed_to_children_equal_keys_computed_from_scratch(w, h):
     seen = 0
     rng = random.Random(w * h)
     for _ in range(6):
-        s.search(_random_position(rng, w, h, t.nl - rng.randint(0, 4)), -INF, INF, PROVEN)
+        drawn = _random_position(rng, w, h, t.nl - rng.randint(0, 4))
+        # (5x6, 65 lines: the packed images of a board of more than 64 lines; a shallow
+        # heuristic search)
+        s.search(drawn, -INF, INF, PROVEN if t.nl <= 24 else 2)
     for parent, handed in s.handed_keys:
         for line, (key, sym, _raw, _srt) in handed.items():
             child = parent | 1 << line

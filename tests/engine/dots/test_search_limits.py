@@ -229,7 +229,7 @@ def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
     value, _ = solve(t, drawn)
     a = analyse_position(5, 5, drawn, Limit(time_ms=1000), multipv=1)
     assert a.exact and a.bound == "exact" and a.value == value
-    mv = t.line_id(*a.best_move)
+    mv = t.geo.line_id(*a.best_move)
     c = t.completes(drawn, mv)
     child, _ = solve(t, drawn | 1 << mv)
     assert (c + child if c else -child) == value
