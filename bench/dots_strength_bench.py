@@ -24,6 +24,7 @@ import time
 from boxfish.engine import load_game
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots import DotsState
+from boxfish.engine.dots.caches import DotsCaches
 from boxfish.engine.dots.search import analyse_position
 from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_tt import TranspositionTable
@@ -85,12 +86,14 @@ def play_game(w, h, we_start: bool, opponent, time_ms: int, rng, tt_entries: int
     pos = game.new_state()
     actions: list[int] = []
     us = 0 if we_start else 1
-    tt = TranspositionTable(tt_entries)
+    # the table and the evaluation's memos, kept from move to move (fresh each game)
+    caches = DotsCaches(tables(w, h), tt=TranspositionTable(tt_entries))
     think = []
     while not pos.is_terminal():
         if pos.to_move == us:
             t0 = time.perf_counter()
-            a = analyse_position(w, h, pos.drawn, Limit(time_ms=time_ms), multipv=1, tt=tt)
+            a = analyse_position(w, h, pos.drawn, Limit(time_ms=time_ms), multipv=1,
+                                 caches=caches)
             think.append(time.perf_counter() - t0)
             line = game.move_to_action(a.best_move)
         elif opponent == "greedy":

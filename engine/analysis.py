@@ -148,8 +148,8 @@ class Analysis:
 
 
 class SearchCache:
-    """What one analysis leaves for the next: the searches' transposition tables, one per
-    game and board size.
+    """What one analysis leaves for the next: per game and board size, the owner of every
+    cache that game's search keeps (its transposition table and its memos).
 
     Pass the same cache to ``analyse`` for successive positions of a game (a bot thinking
     move after move, a worker serving one game's requests) and every search starts warm:
@@ -157,9 +157,17 @@ class SearchCache:
     by position alone, so one cache may serve unrelated analyses of the same game; an entry
     from a deeper search wins, and only proven entries count towards an exact answer.
 
-    Bounded: each table holds at most ``max_entries`` positions (each game's table says what
-    it drops first), and at most ``max_tables`` tables are kept, the least recently used
-    dropped first (a ``cachetools.LRUCache``). Not thread-safe: one cache per thread.
+    Bounded: at most ``max_tables`` owners are kept, the least recently used dropped first
+    (a ``cachetools.LRUCache``), and each holds at most ``max_entries`` entries in all its
+    caches, so the whole cache at most ``max_tables * max_entries`` (every cache may keep one
+    entry whatever its share: below 4 entries, a Dots owner still has 4). Each game's factory
+    splits an owner's ``max_entries``: Dots and Boxes (``engine.dots.caches.DotsCaches``)
+    gives its three memos (evaluation values, the values of the positions the evaluation's
+    fills end in, the chain DP) ``max_entries // 16`` entries each, at most 65,536, and the
+    transposition table the rest; Extreme Tic-Tac-Toe (``engine.xttt.search.XtttCaches``)
+    gives its block-values memo ``max_entries // 16``, at most 500,000, and the table the
+    rest. ``clear()`` empties every cache of every owner and drops them. Not thread-safe:
+    one cache per thread.
     """
 
     def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2) -> None:
@@ -168,27 +176,43 @@ class SearchCache:
                              f"{max_entries!r}, {max_tables!r}")
         self.max_entries = max_entries
         self.max_tables = max_tables
-        self._tables: LRUCache[Hashable, Any] = LRUCache(maxsize=max_tables)
+        self._owners: LRUCache[Hashable, Any] = LRUCache(maxsize=max_tables)
 
-    def table(self, key: Hashable, factory: Callable[[int], Any]) -> Any:
-        """The table stored under ``key``, made by ``factory(max_entries)`` if there is none
-        (which may drop the least recently used table)."""
-        tables = self._tables
+    def owner(self, key: Hashable, factory: Callable[[int], Any]) -> Any:
+        """The caches stored under ``key`` (a game and board size), made by
+        ``factory(max_entries)`` if there are none (which may drop the least recently used
+        owner). An owner has ``clear()`` (empty every cache it holds) and ``len()`` (the
+        entries it holds in all), and never holds more than the ``max_entries`` it was made
+        with."""
+        owners = self._owners
         try:
-            return tables[key]  # marks it as the most recently used
+            return owners[key]  # marks it as the most recently used
         except KeyError:
-            tab = tables[key] = factory(self.max_entries)
-            return tab
+            owner = owners[key] = factory(self.max_entries)
+            return owner
+
+    def owners(self) -> dict[Hashable, Any]:
+        """The owners kept, by key, least recently used first."""
+        return dict(self._owners)
+
+    def entries(self) -> int:
+        """The entries held in all: every cache of every owner."""
+        return sum(len(o) for o in self._owners.values())
 
     def clear(self) -> None:
-        self._tables.clear()
+        """Empty every cache of every owner (also one a running search still holds), and
+        drop the owners."""
+        for owner in self._owners.values():
+            owner.clear()
+        self._owners.clear()
 
     def __len__(self) -> int:
-        return len(self._tables)
+        """The number of owners kept (one per game and board size analysed lately)."""
+        return len(self._owners)
 
     def __repr__(self) -> str:
         return (f"SearchCache(max_entries={self.max_entries}, max_tables={self.max_tables})"
-                f" with {len(self._tables)} table(s)")
+                f" with {len(self._owners)} owner(s), {self.entries()} entries")
 
 
 def analyse(state, time_ms: int | None = 1000, depth: int | None = None,

@@ -65,9 +65,9 @@ class Settings(BaseSettings):
 
     #: Run each analysis in a forked work horse (isolation) instead of in the worker process.
     worker_fork: bool = False
-    #: Positions a worker process keeps between jobs, per game and board size (an
-    #: ``engine.SearchCache``): successive positions of one game start warm. 0 (or less)
-    #: turns the cache off; an empty value means the default.
+    #: Entries (positions and memoised values) a worker process keeps between jobs, per game
+    #: and board size (an ``engine.SearchCache``): successive positions of one game start
+    #: warm. 0 (or less) turns the cache off; an empty value means the default.
     search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
 
     #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the

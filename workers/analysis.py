@@ -30,8 +30,8 @@ PROGRESS_FIELDS = ("depth", "best_move", "value", "exact", "nodes", "mate_in")
 
 class AnalysisRunner:
     """Runs analysis requests and owns what a worker process keeps between them: the search
-    cache (an ``engine.SearchCache`` of ``search_cache_entries`` positions, or None when that
-    is 0 or less), so successive positions of one game start warm."""
+    cache (an ``engine.SearchCache`` of ``search_cache_entries`` entries per game and board
+    size, or None when that is 0 or less), so successive positions of one game start warm."""
 
     def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES) -> None:
         self.search_cache: engine.SearchCache | None = (

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from .search_board import Tables
 
-_MEMO: dict[tuple, int] = {}
-_MEMO_MAX = 2_000_000
+#: Entries a :class:`LoonyDP` keeps by default (then it is emptied and starts again).
+DP_MAX_ENTRIES = 1 << 16
 
 
 def components(t: Tables, drawn: int, vals: list[int]):
@@ -142,38 +142,87 @@ def component_sizes(t: Tables, drawn: int, vals: list[int]) -> tuple[list[int], 
     return chains, loops
 
 
-def loony_value(chains: tuple, loops: tuple) -> int:
-    """``f(G)``: what the player NOT to move nets from independent chains and loops (sorted
-    tuples of lengths) when the player to move must open one."""
-    if not chains and not loops:
-        return 0
-    key = (chains, loops)
-    v = _MEMO.get(key)
-    if v is not None:
+class LoonyDP:
+    """The chain DP ``f(G)`` with its memo (by sorted tuples of chain and loop lengths).
+
+    Bounded: the memo is emptied when it holds ``max_entries`` values (they are recomputed,
+    never different). A search owns one through its caches (``caches.DotsCaches``).
+    """
+
+    __slots__ = ("memo", "max_entries")
+
+    def __init__(self, max_entries: int = DP_MAX_ENTRIES) -> None:
+        self.memo: dict[tuple, int] = {}
+        self.max_entries = max_entries
+
+    def value(self, chains: tuple, loops: tuple) -> int:
+        """``f(G)``: what the player NOT to move nets from independent chains and loops
+        (sorted tuples of lengths) when the player to move must open one."""
+        if not chains and not loops:
+            return 0
+        key = (chains, loops)
+        memo = self.memo
+        v = memo.get(key)
+        if v is not None:
+            return v
+        best = 1 << 30
+        last = -1
+        for i, n in enumerate(chains):
+            if n == last:
+                continue
+            last = n
+            rest = self.value(chains[:i] + chains[i + 1:], loops)
+            v = n - rest if n <= 2 else n - 2 + abs(2 - rest)
+            if v < best:
+                best = v
+        last = -1
+        for i, n in enumerate(loops):
+            if n == last:
+                continue
+            last = n
+            rest = self.value(chains, loops[:i] + loops[i + 1:])
+            v = n - 4 + abs(4 - rest)
+            if v < best:
+                best = v
+        if len(memo) >= self.max_entries:
+            memo.clear()
+        memo[key] = best
+        return best
+
+    def fast(self, chains, loops) -> int:
+        """``f(G)`` for evaluation on big boards: exact when the state space is small,
+        otherwise the smallest-component rule for long ones with short chains as switches
+        (an estimate). Lists of lengths, in any order."""
+        size = 1
+        counts: dict = {}
+        for n in chains:
+            counts[("c", n)] = counts.get(("c", n), 0) + 1
+        for n in loops:
+            counts[("l", n)] = counts.get(("l", n), 0) + 1
+        for c in counts.values():
+            size *= c + 1
+        if size <= 64:
+            return self.value(tuple(sorted(chains)), tuple(sorted(loops)))
+        longc = tuple(sorted(n for n in chains if n >= 3))
+        short = [n for n in chains if n < 3]
+        v = _long_only(longc, tuple(sorted(loops)), 0, 0, {})
+        # short chains: each one is handed over and switches who must open; open them
+        # smallest first (from the opener's side this is the usual play)
+        for n in sorted(short, reverse=True):
+            v = n - v
         return v
-    best = 1 << 30
-    last = -1
-    for i, n in enumerate(chains):
-        if n == last:
-            continue
-        last = n
-        rest = loony_value(chains[:i] + chains[i + 1:], loops)
-        v = n - rest if n <= 2 else n - 2 + abs(2 - rest)
-        if v < best:
-            best = v
-    last = -1
-    for i, n in enumerate(loops):
-        if n == last:
-            continue
-        last = n
-        rest = loony_value(chains, loops[:i] + loops[i + 1:])
-        v = n - 4 + abs(4 - rest)
-        if v < best:
-            best = v
-    if len(_MEMO) > _MEMO_MAX:
-        _MEMO.clear()
-    _MEMO[key] = best
-    return best
+
+    def clear(self) -> None:
+        self.memo.clear()
+
+    def __len__(self) -> int:
+        return len(self.memo)
+
+
+def loony_value(chains: tuple, loops: tuple) -> int:
+    """:meth:`LoonyDP.value` with a memo of its own (one call; a search uses its
+    ``LoonyDP``)."""
+    return LoonyDP().value(chains, loops)
 
 
 def controlled_value(chains, loops) -> int:
@@ -192,26 +241,9 @@ def controlled_value(chains, loops) -> int:
 
 
 def loony_value_fast(chains, loops) -> int:
-    """``f(G)`` for evaluation on big boards: exact when the state space is small, otherwise
-    the smallest-component rule for long ones with short chains as switches (an estimate)."""
-    size = 1
-    counts: dict = {}
-    for n in chains:
-        counts[("c", n)] = counts.get(("c", n), 0) + 1
-    for n in loops:
-        counts[("l", n)] = counts.get(("l", n), 0) + 1
-    for c in counts.values():
-        size *= c + 1
-    if size <= 64:
-        return loony_value(tuple(sorted(chains)), tuple(sorted(loops)))
-    longc = tuple(sorted(n for n in chains if n >= 3))
-    short = [n for n in chains if n < 3]
-    v = _long_only(longc, tuple(sorted(loops)), 0, 0, {})
-    # short chains: each one is handed over and switches who must open; open them smallest
-    # first (from the opener's side this is the usual play)
-    for n in sorted(short, reverse=True):
-        v = n - v
-    return v
+    """:meth:`LoonyDP.fast` with a memo of its own (one call; a search uses its
+    ``LoonyDP``)."""
+    return LoonyDP().fast(chains, loops)
 
 
 def _long_only(chains, loops, i, j, memo) -> int:
@@ -232,9 +264,11 @@ def _long_only(chains, loops, i, j, memo) -> int:
     return best
 
 
-def loony_endgame_value(t: Tables, drawn: int, vals: list[int]) -> int | None:
+def loony_endgame_value(t: Tables, drawn: int, vals: list[int],
+                        dp: LoonyDP | None = None) -> int | None:
     """Exact value for the player to move when every box not taken has valence 2 (no box can
-    be taken, every move opens an independent chain or loop); None otherwise."""
+    be taken, every move opens an independent chain or loop); None otherwise. ``dp``: the
+    :class:`LoonyDP` to use (default: a fresh one)."""
     chains = []
     loops = []
     for v in vals:
@@ -244,7 +278,9 @@ def loony_endgame_value(t: Tables, drawn: int, vals: list[int]) -> int | None:
         if not ind:
             return None
         (loops if is_loop else chains).append(n)
-    return -loony_value(tuple(sorted(chains)), tuple(sorted(loops)))
+    if dp is None:
+        dp = LoonyDP()
+    return -dp.value(tuple(sorted(chains)), tuple(sorted(loops)))
 
 
 def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, int]]:

@@ -6,7 +6,7 @@ Box ``b = (y - 1) * width + (x - 1)`` is the box whose top-left dot is ``(x, y)`
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 HORIZONTAL = 1
 VERTICAL = 2
@@ -84,9 +84,10 @@ class Geometry:
         return f"Geometry({self.width}, {self.height})"
 
 
-@cache
+@lru_cache(maxsize=64)
 def geometry(width: int, height: int) -> Geometry:
-    """The shared tables for a board size (built on first use)."""
+    """The shared tables for a board size (built on first use; the 64 most recently used
+    sizes are kept)."""
     return Geometry(width, height)
 
 

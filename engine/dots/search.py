@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ..search import DepthResult, RootMove, SearchAborted, deadline_of
+from .caches import DotsCaches, make_caches
 from .chain_dp import components
 from .geometry import bits
 from .search_board import Tables, tables
@@ -241,10 +242,12 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      on_progress: Callable[[Progress], None] | None = None,
                      tt: TranspositionTable | None = None, symmetry: bool = True,
                      game: str = GAME_NAME, start: float | None = None,
-                     solve: bool | None = None) -> Analysis:
+                     solve: bool | None = None, caches: DotsCaches | None = None) -> Analysis:
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
-    proof from the third iteration on (default: when there is no limit at all)."""
+    proof from the third iteration on (default: when there is no limit at all). ``caches``:
+    the board size's :class:`~engine.dots.caches.DotsCaches` to read and fill (default: a
+    fresh one, dropped afterwards); ``tt``: a table to use instead of its own."""
     # The search allocates millions of small tuples and no reference cycles: the cyclic
     # garbage collector, which would walk the whole table again and again, is paused while
     # it runs (8% on a 3x3 proof) and restored after (a caller's disabled GC stays off).
@@ -252,14 +255,14 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     gc.disable()
     try:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve)
+                                 game, start, solve, caches)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
-                      solve) -> Analysis:
+                      solve, caches) -> Analysis:
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
@@ -267,7 +270,8 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     if sys.getrecursionlimit() < 4 * t.nl + 200:
         sys.setrecursionlimit(4 * t.nl + 200)
     deadline = deadline_of(start, limit.time_ms)
-    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline, max_nodes=limit.nodes)
+    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline, max_nodes=limit.nodes,
+                        caches=caches)
     legal = bits(t.full & ~drawn)
     moves_of = t.moves
     if not legal:
@@ -375,14 +379,15 @@ def analyse(state, limit: Limit | None = None, multipv: int | None = None,
     """Analyse a Dots-and-Boxes ``state`` (a :class:`~engine.dots.state.DotsState`, or
     anything with ``game.width/height`` and ``drawn``) within ``limit``; see
     ``engine.analysis.analyse`` (``mate_in`` is always None: the value is the box margin).
-    ``cache``: an ``engine.analysis.SearchCache`` whose table for this board size the search
-    starts from and leaves its entries in. ``start``: the ``time.perf_counter()`` the time
-    limit counts from (default: now)."""
+    ``cache``: an ``engine.analysis.SearchCache`` whose caches for this board size (a
+    :class:`~engine.dots.caches.DotsCaches`: the TT, the evaluation's and the chain DP's
+    memos) the search starts from and leaves its entries in. ``start``: the
+    ``time.perf_counter()`` the time limit counts from (default: now)."""
     if start is None:
         start = time.perf_counter()
     game = state.game
     w, h = game.width, game.height
     t = tables(w, h)
-    tt = cache.table((GAME_NAME, w, h), TranspositionTable) if cache is not None else None
-    return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress, tt=tt,
-                            game=getattr(game, "name", GAME_NAME), start=start)
+    caches = cache.owner((GAME_NAME, w, h), make_caches(w, h)) if cache is not None else None
+    return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
+                            game=getattr(game, "name", GAME_NAME), start=start, caches=caches)

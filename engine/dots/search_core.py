@@ -41,8 +41,8 @@ What makes it fast and still exact:
 from __future__ import annotations
 
 from ..search import SearcherBase
-from .chain_dp import component_sizes, components, loony_value, sacrifice_lines
-from .evaluate import evaluate
+from .caches import DotsCaches
+from .chain_dp import component_sizes, components, sacrifice_lines
 from .geometry import bits
 from .search_board import Tables
 from .search_tt import INF, PROVEN, TranspositionTable
@@ -52,18 +52,24 @@ _HEURISTIC_DEPTHS = PROVEN // 2
 
 
 class Searcher(SearcherBase):
-    """One search session on one board size: TT, history, counters, limits.
+    """One search session on one board size: history, counters, limits, and the caches it
+    reads and fills.
 
-    ``deadline`` / ``max_nodes`` and the counters: see :class:`~engine.search.SearcherBase`;
-    reaching a limit raises :class:`~engine.search.SearchAborted` out of ``search``.
+    ``caches``: the :class:`~engine.dots.caches.DotsCaches` of the board size (TT,
+    evaluation and chain DP memos; default: a fresh one); ``tt``: a table to use instead of
+    the caches' own. ``deadline`` / ``max_nodes`` and the counters: see
+    :class:`~engine.search.SearcherBase`; reaching a limit raises
+    :class:`~engine.search.SearchAborted` out of ``search``.
     """
 
     def __init__(self, t: Tables, tt: TranspositionTable | None = None,
                  symmetry: bool = True, deadline: float | None = None,
-                 max_nodes: int | None = None, record_keys: bool = False) -> None:
+                 max_nodes: int | None = None, record_keys: bool = False,
+                 caches: DotsCaches | None = None) -> None:
         super().__init__(deadline, max_nodes)
         self.t = t
-        self.tt = tt if tt is not None else TranspositionTable()
+        self.caches = caches if caches is not None else DotsCaches(t, tt=tt)
+        self.tt = tt if tt is not None else self.caches.tt
         self.symmetry = symmetry and len(t.syms) > 1
         # the key's tables: under the board's symmetries, or the identity only
         self.keys = t.sym_keys if self.symmetry else t.id_keys
@@ -247,6 +253,8 @@ class Searcher(SearcherBase):
         nb = t.nb
         full = t.full
         syms = t.syms
+        evaluate = self.caches.evaluator.evaluate
+        loony_value = self.caches.dp.value
         history = self.history
         capture_phase = self.capture_phase
         gen_safe = self.gen_safe
@@ -338,7 +346,7 @@ class Searcher(SearcherBase):
                     return gained + v
                 if depth <= 0:
                     self.horizon += 1
-                    return gained + evaluate(t, drawn, vals)
+                    return gained + evaluate(drawn, vals)
                 # the sacrifices are generated only when no safe line has cut the node off
                 moves, unsafe = gen_safe(drawn, vals, depth >= heuristic)
                 if (full & ~drawn).bit_count() >= self.etc_min_free:

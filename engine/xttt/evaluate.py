@@ -38,9 +38,12 @@ PTS_HI = tuple(sum(BLOCK_VALUE[b + 8] for b in range(8) if m >> b & 1) for m in 
 
 _POP = tuple(bin(m).count("1") for m in range(1 << 16))
 
-#: :func:`block_values` of a won or drawn block, by status code: a won block counts 1 for its
-#: winner and 0 for the other player, a drawn one 0 for both; no threats.
-CLOSED_BLOCK_VALUES = {X_WON: (1.0, 0.0, 0, 0), O_WON: (0.0, 1.0, 0, 0), DRAWN: (0.0, 0.0, 0, 0)}
+#: :func:`block_values` of a won or drawn block, by status code (None for an open block): a won
+#: block counts 1 for its winner and 0 for the other player, a drawn one 0 for both; no threats.
+CLOSED_BLOCK_VALUES: tuple[tuple[float, float, int, int] | None, ...] = tuple(
+    {X_WON: (1.0, 0.0, 0, 0), O_WON: (0.0, 1.0, 0, 0), DRAWN: (0.0, 0.0, 0, 0)}.get(status)
+    for status in range(4))
+assert CLOSED_BLOCK_VALUES[OPEN] is None
 
 
 def block_info(mx: int, mo: int) -> tuple[float, float, int, int]:
@@ -141,9 +144,13 @@ def _unrolled_source() -> str:
     return "\n".join(lines) + "\n"
 
 
-_ns: dict = {}
-exec(compile(_unrolled_source(), "<xttt evaluate>", "exec"), _ns)  # noqa: S102
-evaluate = _ns["evaluate"]
+def _compile_evaluate():
+    namespace: dict = {}
+    exec(compile(_unrolled_source(), "<xttt evaluate>", "exec"), namespace)  # noqa: S102
+    return namespace["evaluate"]
+
+
+evaluate = _compile_evaluate()
 evaluate.__doc__ = evaluate_loop.__doc__.split("\n")[0]
 
 

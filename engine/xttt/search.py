@@ -85,7 +85,10 @@ class Searcher(SearcherBase):
 
     ``deadline`` / ``max_nodes`` and the counters: see :class:`~engine.search.SearcherBase`.
     ``symmetry``: search one root move per class of symmetric moves. ``blocks``: the cache of
-    block values to use (default: a new one, owned by this searcher).
+    block values to use (default: a new one, owned by this searcher). ``tt`` (a dict, by
+    Zobrist hash) holds at most ``2 * tt_max + 1`` entries: past ``tt_max`` only results of
+    depth 2 or more are stored, past twice it none (``analyse`` lowers ``tt_max`` to fit a
+    ``SearchCache``'s share).
     """
 
     def __init__(self, state: XtttState, deadline: float | None = None,
@@ -98,6 +101,7 @@ class Searcher(SearcherBase):
         self.blocks = blocks if blocks is not None else BlockInfoCache()
         self._block_get = self.blocks.table.get  # the hot path's look-up, without a call
         self.tt: dict[int, tuple] = {}
+        self.tt_max = TT_MAX
         self.killers: list[list[int]] = [[-1, -1] for _ in range(512)]
         self.history = [[0] * 256, [0] * 256]
         self._next_check = _CHECK_EVERY if max_nodes is None else min(_CHECK_EVERY, max_nodes)
@@ -327,7 +331,8 @@ class Searcher(SearcherBase):
         flag = LOWER if best >= beta else UPPER if best <= alpha0 else EXACT
         sv = best + ply if best > MATE_BOUND else best - ply if best < -MATE_BOUND else best
         tt = self.tt
-        if len(tt) < TT_MAX or key in tt or (depth > 1 and len(tt) < 2 * TT_MAX):
+        tt_max = self.tt_max
+        if len(tt) < tt_max or key in tt or (depth > 1 and len(tt) < 2 * tt_max):
             tt[key] = (depth, flag, sv, best_move, self.horizon == h0)
         return best
 
@@ -437,10 +442,37 @@ def _move_value(m: RootMove) -> MoveValue:
                      Bound.UPPER if m.bound == Bound.UPPER else Bound.ESTIMATE, mate_in)
 
 
-def _bounded_dict(max_entries: int) -> dict:
-    """The XTTT table of a ``SearchCache``: a plain dict, emptied by ``analyse`` once it has
-    grown past ``max_entries`` (its entries carry no age to evict by)."""
-    return {}
+class XtttCaches:
+    """The caches of the XTTT search that a ``SearchCache`` keeps between analyses: the
+    transposition table ``tt`` (a dict by Zobrist hash) and the block-values memo ``blocks``
+    (a :class:`~engine.xttt.evaluate.BlockInfoCache`). At most ``max_entries`` entries in
+    all: ``blocks`` gets ``max_entries // 16`` (at most 500,000, at least 1) and the table
+    the rest (``tt_entries``); a search on it stores at most that many
+    (``Searcher.tt_max``), and ``analyse`` empties a table that has no room left."""
+
+    __slots__ = ("max_entries", "tt", "blocks", "tt_entries")
+
+    def __init__(self, max_entries: int) -> None:
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
+        self.max_entries = max_entries
+        share = max(1, min(500_000, max_entries // 16))
+        self.blocks = BlockInfoCache(share)
+        self.tt: dict[int, tuple] = {}
+        self.tt_entries = max(1, max_entries - share)
+
+    @property
+    def tt_max(self) -> int:
+        """The ``Searcher.tt_max`` that keeps the table within ``tt_entries``."""
+        return min(TT_MAX, (self.tt_entries - 1) // 2)
+
+    def clear(self) -> None:
+        """Empty both caches."""
+        self.tt.clear()
+        self.blocks.clear()
+
+    def __len__(self) -> int:
+        return len(self.tt) + len(self.blocks)
 
 
 def analyse(state: XtttState, limit, multipv: int | None = None,
@@ -454,8 +486,8 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
     listed, the best with its value and the others with upper bounds. ``on_progress`` gets a
     :class:`Progress` after every completed depth. The caller's state is not changed.
     Values and ``mate_in`` are reported by :func:`reported_value`.
-    ``cache``: an ``engine.analysis.SearchCache``; its table (a dict keyed by Zobrist hash,
-    emptied when it has grown past the cache's ``max_entries``) is the search's TT.
+    ``cache``: an ``engine.analysis.SearchCache``; its :class:`XtttCaches` (the TT, emptied
+    when it has no room left, and the block-values memo) are the search's.
     ``start``: the ``time.perf_counter()`` the time limit counts from (default: now).
     """
     t0 = start if start is not None else time.perf_counter()
@@ -464,12 +496,16 @@ def analyse(state: XtttState, limit, multipv: int | None = None,
         reported, mate_in = reported_value(value)
         return Analysis(game=state.game.name, best_move=None, value=reported, exact=True,
                         bound=Bound.EXACT, proven=proven_of(value, True), mate_in=mate_in)
-    searcher = Searcher(state, deadline_of(t0, limit.time_ms), limit.nodes)
     if cache is not None:
-        table = cache.table("extreme-tictactoe", _bounded_dict)
-        if len(table) > cache.max_entries:
-            table.clear()
-        searcher.tt = table
+        caches = cache.owner(state.game.name, XtttCaches)
+        searcher = Searcher(state, deadline_of(t0, limit.time_ms), limit.nodes,
+                            blocks=caches.blocks)
+        searcher.tt_max = caches.tt_max
+        if len(caches.tt) >= 2 * searcher.tt_max:
+            caches.tt.clear()
+        searcher.tt = caches.tt
+    else:
+        searcher = Searcher(state, deadline_of(t0, limit.time_ms), limit.nodes)
     last: DepthResult | None = None
     for res in searcher.iterate(limit.depth, multipv):
         last = res

@@ -34,7 +34,7 @@ DIAMONDS = tuple(
 PATTERNS: tuple[int, ...] = ROWS + COLS + DIAMONDS
 
 
-def _build_is_win() -> bytearray:
+def _build_is_win() -> bytes:
     """IS_WIN[m] is 1 when the 16-bit mask m contains a full pattern."""
     table = bytearray(1 << 16)
     for p in PATTERNS:
@@ -45,7 +45,7 @@ def _build_is_win() -> bytearray:
             if sub == 0:
                 break
             sub = (sub - 1) & rest
-    return table
+    return bytes(table)
 
 
 IS_WIN = _build_is_win()
@@ -66,17 +66,27 @@ BLOCK_VALUE = tuple(
 )
 WIN_POINTS = sum(BLOCK_VALUE)  # 68
 
-_FREE_CACHE: dict[int, tuple[int, ...]] = {}
+
+
+def _free_halves() -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """``[2 * block + half][bits]``: the global cells of ``block``'s local indices
+    ``8 * half .. 8 * half + 7`` whose bit is clear in ``bits`` (8 bits), in local order."""
+    out = []
+    for b in range(16):
+        for half in (0, 1):
+            cells = BLOCK_CELLS[b][8 * half:8 * half + 8]
+            # by free mask: the lowest free cell, then the others (one tuple per entry)
+            by_free: list[tuple[int, ...]] = [()] * 256
+            for free in range(1, 256):
+                low = free & -free
+                by_free[free] = (cells[low.bit_length() - 1],) + by_free[free ^ low]
+            out.append(tuple(by_free[255 & ~occ] for occ in range(256)))
+    return tuple(out)
+
+
+_FREE_HALVES = _free_halves()
 
 
 def free_cells(block: int, occupied: int) -> tuple[int, ...]:
     """The global cells of ``block`` whose bit is clear in ``occupied``, in local order."""
-    key = block << 16 | occupied
-    cells = _FREE_CACHE.get(key)
-    if cells is None:
-        base = BLOCK_CELLS[block]
-        cells = tuple(base[loc] for loc in range(16) if not occupied >> loc & 1)
-        if len(_FREE_CACHE) >= 1 << 19:  # bounded memory for long-running processes
-            _FREE_CACHE.clear()
-        _FREE_CACHE[key] = cells
-    return cells
+    return _FREE_HALVES[2 * block][occupied & 255] + _FREE_HALVES[2 * block + 1][occupied >> 8]

@@ -1,11 +1,17 @@
-"""``engine.SearchCache``: tables kept between analyses, bounded, and never wrong."""
+"""``engine.SearchCache``: every cache of a game's search kept between analyses, bounded,
+emptied by ``clear()``, and never wrong."""
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 import pytest
 
 from boxfish import engine
 from boxfish.engine import SearchCache, analyse, load_game
+from boxfish.engine.dots.caches import DotsCaches
+from boxfish.engine.xttt.search import XtttCaches
 
 
 def _position(moves):
@@ -49,16 +55,17 @@ def test_time_bounded_answers_from_a_warm_cache_are_legal_and_not_falsely_exact(
         assert not a.exact and a.bound != "exact"  # 56 lines left: nothing is proven
 
 
-def test_tables_are_per_board_size_and_the_least_recently_used_is_dropped():
+def test_owners_are_per_board_size_and_the_least_recently_used_is_dropped():
     cache = SearchCache(max_entries=10_000, max_tables=2)
     for w, h in [(2, 2), (2, 3), (2, 2), (3, 2)]:
         state = load_game("dots-and-boxes", width=w, height=h).new_state()
         analyse(state, time_ms=None, cache=cache)
     assert len(cache) == 2
-    keys = list(cache._tables)
-    assert keys == [("dots-and-boxes", 2, 2), ("dots-and-boxes", 3, 2)]
-    for tab in cache._tables.values():
-        assert len(tab) <= 10_000
+    owners = cache.owners()
+    assert list(owners) == [("dots-and-boxes", 2, 2), ("dots-and-boxes", 3, 2)]
+    for owner in owners.values():
+        assert isinstance(owner, DotsCaches) and 0 < len(owner) <= 10_000
+    assert cache.entries() == sum(len(o) for o in owners.values())
 
 
 def test_a_table_stays_within_max_entries():
@@ -66,7 +73,8 @@ def test_a_table_stays_within_max_entries():
     state = load_game("dots-and-boxes", width=2, height=3).new_state()
     a = analyse(state, time_ms=None, cache=cache)
     assert a.exact and a.value == -2
-    assert len(cache._tables[("dots-and-boxes", 2, 3)]) <= 300
+    owner = cache.owners()[("dots-and-boxes", 2, 3)]
+    assert len(owner.tt) <= owner.bounds()["tt"] and len(owner) <= 300
 
 
 def test_extreme_tictactoe_uses_the_cache_and_keeps_it_bounded():
@@ -74,14 +82,160 @@ def test_extreme_tictactoe_uses_the_cache_and_keeps_it_bounded():
     state = load_game("extreme-tictactoe").new_state()
     state.play((0, 0))
     analyse(state, depth=3, time_ms=None, cache=cache)
-    table = cache._tables["extreme-tictactoe"]
-    assert len(table) > 0
+    owner = cache.owners()["extreme-tictactoe"]
+    assert isinstance(owner, XtttCaches)
+    table = owner.tt
+    assert len(table) > 0 and len(owner.blocks) > 0
     grown = len(table)
-    # a second search with a table past max_entries starts from an empty one
+    # a second search with a table that has no room left starts from an empty one
     for i in range(cache.max_entries + 1 - grown):
         table[-1 - i] = (0, 0, 0, -1, False)
     analyse(state, depth=2, time_ms=None, cache=cache)
-    assert 0 < len(table) <= cache.max_entries
+    assert 0 < len(table) <= owner.tt_entries
+    assert len(owner) <= cache.max_entries
+
+
+def _dots_position(w, h, moves=()):
+    state = load_game("dots-and-boxes", width=w, height=h).new_state()
+    for m in moves:
+        state.play(m)
+    return state
+
+
+def test_clear_empties_every_cache_of_every_owner():
+    cache = SearchCache(max_entries=100_000, max_tables=3)
+    # a heuristic search fills the evaluation's memos; a proof the chain DP's
+    analyse(_dots_position(4, 4), time_ms=None, depth=3, cache=cache)
+    analyse(_dots_position(3, 3, OPENING), time_ms=None, cache=cache)
+    analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=2, cache=cache)
+    owners = cache.owners()
+    assert len(owners) == 3
+    sizes = {key: owner.sizes() for key, owner in owners.items()
+             if isinstance(owner, DotsCaches)}
+    assert all(sizes[("dots-and-boxes", 4, 4)].values()), sizes
+    assert sizes[("dots-and-boxes", 3, 3)]["tt"] and sizes[("dots-and-boxes", 3, 3)]["dp"]
+    xttt = owners["extreme-tictactoe"]
+    assert len(xttt.tt) and len(xttt.blocks)
+    cache.clear()
+    assert len(cache) == 0 and cache.entries() == 0
+    # the owners a search may still hold are empty too
+    for owner in owners.values():
+        assert len(owner) == 0
+        if isinstance(owner, DotsCaches):
+            assert not any(owner.sizes().values())
+            assert not owner.evaluator.values and not owner.evaluator.ends
+            assert not owner.dp.memo and not owner.tt.table
+        else:
+            assert not owner.tt and not owner.blocks.table
+
+
+@pytest.mark.parametrize("max_entries", [1, 16, 200, 5_000])
+def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries):
+    """Searches that fill more than ``max_entries`` entries (a 4x3 heuristic search: the
+    evaluation's memos; a 2x3 proof: the table and the chain DP; Extreme Tic-Tac-Toe: its
+    table and block values) leave every cache within its bound, and right answers."""
+    cache = SearchCache(max_entries=max_entries, max_tables=3)
+    free = SearchCache(max_entries=10_000_000, max_tables=3)
+    for c in (cache, free):
+        a = analyse(_dots_position(4, 3), time_ms=None, depth=3, cache=c)
+        assert a.value == 2
+        b = analyse(_dots_position(2, 3), time_ms=None, cache=c)
+        assert b.exact and b.value == -2
+        x = analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=3, cache=c)
+        assert x.value == 3667
+    if max_entries < 1_000:
+        assert free.entries() > 3 * max_entries  # the searches would have exceeded it
+    assert len(cache) == 3
+    for key, owner in cache.owners().items():
+        # each cache keeps at least one entry: an owner holds at most max(max_entries, 4)
+        assert len(owner) <= max(max_entries, 4), (key, owner)
+        if isinstance(owner, DotsCaches):
+            bounds = owner.bounds()
+            assert sum(bounds.values()) <= max(max_entries, 4)
+            for name, n in owner.sizes().items():
+                assert n <= bounds[name], (key, name, n, bounds)
+        else:
+            assert len(owner.tt) <= owner.tt_entries
+            assert len(owner.blocks) <= owner.blocks.max_entries
+            assert owner.tt_entries + owner.blocks.max_entries <= max(max_entries, 2)
+
+
+def test_the_budget_split():
+    owner = SearchCache(max_entries=1_000_000).owner(("dots-and-boxes", 5, 5),
+                                                     lambda n: DotsCaches(_tables(5, 5), n))
+    assert owner.bounds() == {"tt": 1_000_000 - 3 * 62_500, "values": 62_500,
+                              "ends": 62_500, "dp": 62_500}
+    big = DotsCaches(_tables(5, 5), 10_000_000).bounds()
+    assert big["values"] == big["ends"] == big["dp"] == 65_536
+    assert big["tt"] == 10_000_000 - 3 * 65_536
+    # a search given no cache: the engine's usual 2,000,000-entry table, 65,536 for the rest
+    assert DotsCaches(_tables(5, 5)).bounds() == {"tt": 2_000_000, "values": 65_536,
+                                                  "ends": 65_536, "dp": 65_536}
+    x = XtttCaches(1_000_000)
+    assert x.blocks.max_entries == 62_500 and x.tt_entries == 937_500
+    assert 2 * x.tt_max + 1 <= x.tt_entries
+
+
+def _tables(w, h):
+    from boxfish.engine.dots.search_board import tables
+    return tables(w, h)
+
+
+def test_two_caches_share_no_entries():
+    one, two = SearchCache(max_entries=100_000), SearchCache(max_entries=100_000)
+    analyse(_dots_position(4, 4), time_ms=None, depth=3, cache=one)
+    assert one.entries() > 0 and two.entries() == 0
+    key = ("dots-and-boxes", 4, 4)
+    analyse(_dots_position(4, 4), time_ms=None, depth=3, cache=two)
+    a, b = one.owners()[key], two.owners()[key]
+    assert a is not b
+    for x, y in ((a.tt, b.tt), (a.evaluator, b.evaluator), (a.dp, b.dp),
+                 (a.evaluator.values, b.evaluator.values), (a.dp.memo, b.dp.memo)):
+        assert x is not y
+    two.clear()
+    assert len(a) > 0
+    analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=2, cache=one)
+    analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=2, cache=two)
+    xa, xb = one.owners()["extreme-tictactoe"], two.owners()["extreme-tictactoe"]
+    assert xa.tt is not xb.tt and xa.blocks is not xb.blocks
+
+
+def test_a_search_without_a_cache_keeps_nothing_after_it():
+    """Two analyses without a ``SearchCache`` share no memo: each search's caches are its
+    own (and nothing is left at module level: see the next test)."""
+    from boxfish.engine.dots.search import analyse_position
+    from boxfish.engine.dots.search_core import Searcher
+
+    t = _tables(3, 3)
+    s1, s2 = Searcher(t), Searcher(t)
+    assert s1.caches is not s2.caches and s1.tt is s1.caches.tt
+    owner = DotsCaches(t)
+    a = analyse_position(3, 3, 0, engine.Limit(depth=3), caches=owner)
+    assert len(owner.tt) > 0 and len(owner.evaluator.values) > 0
+    assert analyse_position(3, 3, 0, engine.Limit(depth=3)).nodes == a.nodes
+
+
+# names at module level that are mutable containers but no cache
+_NOT_CACHES = {("boxfish.engine.game", "_REGISTRY")}  # the games, registered at import
+
+
+def test_no_module_level_caches_in_the_engine():
+    """Every cache belongs to an owner object (a search's, or a ``SearchCache``'s): no
+    engine module holds a dict, list, set or bytearray at module level (read-only tables
+    are tuples or bytes), and the per-size tables' memoisation is bounded."""
+    found = []
+    for info in pkgutil.walk_packages(engine.__path__, "boxfish.engine."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if name.startswith("__") or (info.name, name) in _NOT_CACHES:
+                continue
+            if isinstance(value, (dict, list, set, bytearray)):
+                found.append((info.name, name, type(value).__name__))
+    assert found == []
+    from boxfish.engine.dots.geometry import geometry
+    from boxfish.engine.dots.search_board import tables
+    for fn in (geometry, tables):
+        assert fn.cache_info().maxsize is not None
 
 
 @pytest.mark.parametrize("kwargs", [{"max_entries": 0}, {"max_tables": 0}])

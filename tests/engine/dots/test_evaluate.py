@@ -1,4 +1,4 @@
-"""The horizon evaluation: its component count and its cache."""
+"""The horizon evaluation: its component count and its memos."""
 
 from __future__ import annotations
 
@@ -46,16 +46,17 @@ def test_component_counts_match_the_line_walking_decomposition():
 
 
 def _expected(t, drawn, vals):
-    """The evaluation's definition: the fills' mean, scaled by the trust in their parity."""
-    total = sum(ev._evaluate(t, drawn, vals, i) for i in range(ev.FILLS))
+    """The evaluation's definition: the fills' mean, scaled by the trust in their parity
+    (each fill by an evaluator of its own, with empty memos)."""
+    total = sum(ev.Evaluator(t).fill_value(drawn, vals, i) for i in range(ev.FILLS))
     return total * ev.TRUST_NUM // (ev.FILLS * ev.TRUST_DEN)
 
 
-def test_cache_returns_the_uncached_value_per_board_size():
+def test_memos_return_the_unmemoised_value_per_board_size():
     rng = random.Random(8)
-    ev._CACHE.clear()
     for w, h in [(3, 3), (3, 4), (5, 5)]:
         t = tables(w, h)
+        evaluator = ev.Evaluator(t)
         for _ in range(30):
             drawn = 0
             for ln in rng.sample(range(t.nl), t.nl // 3):
@@ -64,14 +65,22 @@ def test_cache_returns_the_uncached_value_per_board_size():
             if 3 in vals:
                 continue
             want = _expected(t, drawn, vals)
-            assert ev.evaluate(t, drawn, vals) == want
-            assert ev.evaluate(t, drawn, vals) == want  # from the cache
-    # the same bitboard on two sizes is two positions
-    t1, t2 = tables(2, 2), tables(2, 3)
-    v1 = ev.evaluate(t1, 0, t1.valences(0))
-    v2 = ev.evaluate(t2, 0, t2.valences(0))
-    assert v1 == _expected(t1, 0, [0] * t1.nb)
-    assert v2 == _expected(t2, 0, [0] * t2.nb)
+            assert evaluator.evaluate(drawn, vals) == want
+            assert evaluator.evaluate(drawn, vals) == want  # from the memo
+        assert len(evaluator.values) > 0
+    # a tiny evaluator empties its memos when they are full, and still answers the same
+    t = tables(3, 3)
+    tiny = ev.Evaluator(t, max_entries=3)
+    for _ in range(40):
+        drawn = 0
+        for ln in rng.sample(range(t.nl), t.nl // 3):
+            drawn |= 1 << ln
+        vals = t.valences(drawn)
+        if 3 not in vals:
+            assert tiny.evaluate(drawn, vals) == _expected(t, drawn, vals)
+            assert len(tiny.values) <= 3 and len(tiny.ends) <= 3
+    tiny.clear()
+    assert len(tiny) == 0
 
 
 def _reference_fill_value(t, drawn, vals, order):
@@ -100,10 +109,11 @@ def _reference_fill_value(t, drawn, vals, order):
     return f if k & 1 else -f
 
 
-def test_fill_in_order_space_and_its_cache_match_the_definition():
+def test_fill_in_order_space_and_its_memo_match_the_definition():
     rng = random.Random(21)
     for w, h in [(2, 2), (3, 3), (3, 4), (5, 5), (4, 7)]:
         t = tables(w, h)
+        evaluator = ev.Evaluator(t)
         for _ in range(60):
             drawn = 0
             for ln in rng.sample(range(t.nl), rng.randint(0, t.nl * 2 // 3)):
@@ -113,5 +123,5 @@ def test_fill_in_order_space_and_its_cache_match_the_definition():
                 continue
             for i in range(ev.FILLS):
                 want = _reference_fill_value(t, drawn, vals, t.fill_orders[i])
-                assert ev._evaluate(t, drawn, vals, i) == want
-                assert ev._evaluate(t, drawn, vals, i) == want  # the loony value cached
+                assert evaluator.fill_value(drawn, vals, i) == want
+                assert evaluator.fill_value(drawn, vals, i) == want  # the loony value memoised
