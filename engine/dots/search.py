@@ -10,7 +10,6 @@ so far.
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -237,6 +236,23 @@ def _drawn_of(state, t: Tables) -> int:
     return mask
 
 
+# The search recurses once per line it draws. Frames it may stack besides: the driver above it
+# (``analyse_position`` down to ``child_value``) and the helpers below its deepest node (the
+# capture phase, the chain walks, the evaluation and the chain DP, whose recursion is bounded
+# by the components left, so by the lines the search did not draw).
+_EXTRA_FRAMES = 50
+
+
+def _stack_depth() -> int:
+    """The number of frames on the calling thread's stack."""
+    f = sys._getframe(1)
+    n = 1
+    while f is not None:
+        n += 1
+        f = f.f_back
+    return n
+
+
 def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      multipv: int | None = None,
                      on_progress: Callable[[Progress], None] | None = None,
@@ -247,18 +263,27 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
     proof from the third iteration on (default: when there is no limit at all). ``caches``:
     the board size's :class:`~engine.dots.caches.DotsCaches` to read and fill (default: a
-    fresh one, dropped afterwards); ``tt``: a table to use instead of its own."""
-    # The search allocates millions of small tuples and no reference cycles: the cyclic
-    # garbage collector, which would walk the whole table again and again, is paused while
-    # it runs (8% on a 3x3 proof) and restored after (a caller's disabled GC stays off).
-    was_enabled = gc.isenabled()
-    gc.disable()
+    fresh one, dropped afterwards); ``tt``: a table to use instead of its own.
+
+    The search recurses once per line it draws. When the interpreter's recursion limit
+    leaves too few frames for that (the frames in use, the undrawn lines and a margin: more
+    than the default 1000 only past about 900 undrawn lines, or from a deep caller), it is
+    raised for the duration of this call and put back before it returns (unless something
+    else changed it meanwhile). The limit is process-wide: a thread that runs another deep
+    search at the same time must not rely on it."""
+    all_lines = (1 << ((h + 1) * w + h * (w + 1))) - 1
+    need = _stack_depth() + (all_lines & ~drawn).bit_count() + _EXTRA_FRAMES
+    old = sys.getrecursionlimit()
+    if old >= need:
+        return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
+                                 game, start, solve, caches)
+    sys.setrecursionlimit(need)
     try:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
                                  game, start, solve, caches)
     finally:
-        if was_enabled:
-            gc.enable()
+        if sys.getrecursionlimit() == need:
+            sys.setrecursionlimit(old)
 
 
 def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
@@ -267,8 +292,6 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         start = time.perf_counter()
     limit = limit or Limit()
     t = tables(w, h)
-    if sys.getrecursionlimit() < 4 * t.nl + 200:
-        sys.setrecursionlimit(4 * t.nl + 200)
     deadline = deadline_of(start, limit.time_ms)
     searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline, max_nodes=limit.nodes,
                         caches=caches)

@@ -181,19 +181,59 @@ def test_a_proof_cut_short_keeps_the_bounds_its_passes_proved():
             assert solved[m.move] >= m.value
 
 
-def test_the_garbage_collector_is_restored_after_a_search():
+def _process_state():
+    import gc
+    import sys
+    return sys.getrecursionlimit(), gc.isenabled(), gc.get_threshold()
+
+
+def test_a_search_leaves_the_garbage_collector_and_the_recursion_limit_alone():
+    """No process-wide side effects: neither the collector nor the recursion limit is
+    changed by an analysis, a time-bounded one on 20x20 (840 lines) or an exact 3x3 solve,
+    and a caller's disabled collector stays disabled."""
     import gc
 
-    game = load_game("dots-and-boxes", width=2, height=2)
-    assert gc.isenabled()
-    analyse(game.new_state(), time_ms=None)
-    assert gc.isenabled()
+    before = _process_state()
+    a = analyse(load_game("dots-and-boxes", width=20, height=20).new_state(), time_ms=150)
+    assert a.best_move is not None
+    assert _process_state() == before
+    b = analyse(load_game("dots-and-boxes", width=3, height=3).new_state(), time_ms=None)
+    assert b.exact and b.value == -3
+    assert _process_state() == before
     gc.disable()
     try:
-        analyse(game.new_state(), time_ms=None)
-        assert not gc.isenabled()  # the caller's choice is kept
+        analyse(load_game("dots-and-boxes", width=2, height=2).new_state(), time_ms=None)
+        assert not gc.isenabled()
     finally:
         gc.enable()
+    assert _process_state() == before
+
+
+def test_a_low_recursion_limit_is_raised_for_the_call_only():
+    """A search that needs more frames than the limit leaves (here a caller's low limit)
+    raises it for the duration of the call and puts it back."""
+    import sys
+
+    from boxfish.engine.dots.search import analyse_position
+
+    drawn = 239330986697057503  # a 5x5 position with 30 undrawn lines, solved exactly
+    want = analyse_position(5, 5, drawn)
+    old = sys.getrecursionlimit()
+    try:
+        low = 1  # the lowest limit allowed here: just above the depth in use
+        while True:
+            try:
+                sys.setrecursionlimit(low)
+                break
+            except RecursionError:
+                low += 1
+        low += 5  # fewer frames than the proof needs (about 20 more)
+        sys.setrecursionlimit(low)
+        got = analyse_position(5, 5, drawn)
+        assert sys.getrecursionlimit() == low
+    finally:
+        sys.setrecursionlimit(old)
+    assert (got.value, got.nodes, got.best_move) == (want.value, want.nodes, want.best_move)
 
 
 def test_a_closed_searcher_is_freed_by_reference_counting():
