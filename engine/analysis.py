@@ -24,6 +24,9 @@ from cachetools import LRUCache
 
 from .game import Move
 
+#: The searches ``analyse`` may be asked for (None: the best available).
+CORES = (None, "c", "python")
+
 
 class Bound(StrEnum):
     """What a reported value says about the true one (compares equal to, and serialises as,
@@ -110,6 +113,8 @@ class Analysis:
     :func:`engine.xttt.search.reported_value`). None otherwise, and always for Dots and
     Boxes, whose value is the box margin.
     ``moves``: every legal move (or the ``multipv`` best) with its own value, best first.
+    ``core``: the search that ran: ``"c"`` (the compiled Dots-and-Boxes core) or
+    ``"python"`` (the reference search; Extreme Tic-Tac-Toe always).
     """
 
     game: str
@@ -126,6 +131,7 @@ class Analysis:
     moves: list[MoveValue] = field(default_factory=list)
     proven: Proven | None = None
     mate_in: int | None = None
+    core: str = "python"
 
     def to_dict(self) -> dict:
         """A JSON-ready dict with the same field names (moves as lists)."""
@@ -144,6 +150,7 @@ class Analysis:
             "moves": [m.to_dict() for m in self.moves],
             "proven": str(self.proven) if self.proven is not None else None,
             "mate_in": self.mate_in,
+            "core": self.core,
         }
 
 
@@ -168,14 +175,24 @@ class SearchCache:
     gives its block-values memo ``max_entries // 16``, at most 500,000, and the table the
     rest. ``clear()`` empties every cache of every owner and drops them. Not thread-safe:
     one cache per thread.
+
+    The compiled Dots-and-Boxes core keeps its own transposition table, sized in bytes:
+    ``table_bytes`` per owner (default: the bytes of the table's share of ``max_entries``,
+    16 per entry on boards of up to 64 lines, 32 beyond), rounded down to a power of two of
+    entries; its three memos get the memos' share of ``max_entries`` each. It is kept, like
+    the other caches, between analyses of the owner's board size, and emptied by ``clear()``.
     """
 
-    def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2) -> None:
+    def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2,
+                 table_bytes: int | None = None) -> None:
         if max_entries < 1 or max_tables < 1:
             raise ValueError(f"max_entries and max_tables must be >= 1, got "
                              f"{max_entries!r}, {max_tables!r}")
+        if table_bytes is not None and table_bytes < 1 << 15:
+            raise ValueError(f"table_bytes must be >= 32768, got {table_bytes!r}")
         self.max_entries = max_entries
         self.max_tables = max_tables
+        self.table_bytes = table_bytes
         self._owners: LRUCache[Hashable, Any] = LRUCache(maxsize=max_tables)
 
     def owner(self, key: Hashable, factory: Callable[[int], Any]) -> Any:
@@ -211,22 +228,26 @@ class SearchCache:
         return len(self._owners)
 
     def __repr__(self) -> str:
-        return (f"SearchCache(max_entries={self.max_entries}, max_tables={self.max_tables})"
+        return (f"SearchCache(max_entries={self.max_entries}, max_tables={self.max_tables}, "
+                f"table_bytes={self.table_bytes})"
                 f" with {len(self._owners)} owner(s), {self.entries()} entries")
 
 
 def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             nodes: int | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
-            cache: SearchCache | None = None) -> Analysis:
+            cache: SearchCache | None = None, core: str | None = None) -> Analysis:
     """Search ``state`` and return an :class:`Analysis`.
 
     ``time_ms`` is a hard deadline (pass ``None`` with ``depth`` or ``nodes`` for a search
     bounded only by those, or with neither to solve exactly). ``multipv=k`` keeps the k best
     moves in ``Analysis.moves``. ``on_progress`` is called after every completed depth.
     ``cache``: a :class:`SearchCache` to start from and to leave the search's table in
-    (default: a fresh table, dropped afterwards).
-    Raises ``ValueError`` for a negative limit or a ``multipv`` below 1.
+    (default: a fresh table, dropped afterwards). ``core``: ``"c"`` or ``"python"`` to
+    choose the search (default: the compiled core when it is built and takes the board: Dots
+    and Boxes of up to 128 lines; ``Analysis.core`` says which ran).
+    Raises ``ValueError`` for a negative limit, a ``multipv`` below 1, an unknown ``core``,
+    or ``core="c"`` where the compiled core is not available for the position.
     """
     # the time limit counts from here: a first call also imports the game's search
     start = time.perf_counter()
@@ -235,8 +256,12 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             raise ValueError(f"{name} must be >= 0, got {v!r}")
     if multipv is not None and multipv < 1:
         raise ValueError(f"multipv must be >= 1, got {multipv!r}")
+    if core not in CORES:
+        raise ValueError(f"core must be one of {', '.join(map(repr, CORES[1:]))} or None, "
+                         f"got {core!r}")
     limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
-    return state.game.analyse(state, limit, multipv, on_progress, cache=cache, start=start)
+    return state.game.analyse(state, limit, multipv, on_progress, cache=cache, start=start,
+                              core=core)
 
 
 # British spelling is the canonical one; the alias is for American users.

@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--nodes", type=int, default=None, help="node limit")
     p.add_argument("--multipv", type=int, default=None, metavar="K",
                    help="report only the K best moves")
+    p.add_argument("--core", choices=("c", "python"), default=None,
+                   help="the search to run (default: the compiled core where it is built and "
+                        "takes the board, else the Python one)")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress display even on a terminal")
@@ -122,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     time_ms = args.time if args.time and args.time > 0 else None
     try:
         result = analyse(state, time_ms=time_ms, depth=args.depth, nodes=args.nodes,
-                         multipv=args.multipv, on_progress=progress)
+                         multipv=args.multipv, on_progress=progress, core=args.core)
     except ValueError as exc:
         print(f"boxfish analyse: error: {exc}", file=sys.stderr)
         return 2
@@ -156,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         if result.mate_in is not None:
             out.append(f"mate in    {result.mate_in:+d} plies (+: the side to move wins)")
         out.append(f"depth {result.depth}  nodes {result.nodes}  nps {result.nps}  "
-                   f"time {result.time_ms:.0f} ms  tt hits {result.tt_hits}")
+                   f"time {result.time_ms:.0f} ms  tt hits {result.tt_hits}  "
+                   f"core {result.core}")
         if result.pv:
             out.append("pv         " + " ".join(_fmt_move(m) for m in result.pv[:16]))
         out.append("moves:")

@@ -132,6 +132,7 @@ typedef struct {
     bb_t *ptab;             /* [(s - 1) * nchunks + c][byte]: image of byte c under s */
     int nswap;              /* the twin sort: a bubble-sort network of (low, high) pairs */
     uint8_t swap_lo[4 * MAXL], swap_hi[4 * MAXL];
+    bb_t swap_lo_bit[4 * MAXL], swap_hi_bit[4 * MAXL];
     int ntwinp;             /* twin pairs (a, b), a < b: b is not searched while a is free */
     uint8_t twinp_lo[4 * MAXL], twinp_hi[4 * MAXL];
     int ngroups;
@@ -200,9 +201,9 @@ static int read_rows(PyObject *seq, int rows[][8], int *lens, int maxrows, const
 static inline bb_t twin_sort(const Board *B, bb_t x)
 {
     for (int i = 0; i < B->nswap; i++) {
-        int a = B->swap_lo[i], b = B->swap_hi[i];
-        if (HAS(x, b) && !HAS(x, a))
-            x ^= BIT(a) | BIT(b);
+        bb_t a = B->swap_lo_bit[i], b = B->swap_hi_bit[i];
+        if ((x & b) && !(x & a))
+            x ^= a | b;
     }
     return x;
 }
@@ -377,6 +378,8 @@ static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             goto bad;
         B->swap_lo[i] = (uint8_t)rows[i][0];
         B->swap_hi[i] = (uint8_t)rows[i][1];
+        B->swap_lo_bit[i] = BIT(rows[i][0]);
+        B->swap_hi_bit[i] = BIT(rows[i][1]);
     }
     if (read_ints(cen, vals, MAXL, "centrality") != nl)
         goto fail_or_bad;
@@ -496,8 +499,6 @@ typedef struct {
     int32_t value;
 } LoonyMemo;
 
-#define EVAL_SLOTS (1 << 16)
-#define LOONY_SLOTS (1 << 15)
 
 typedef struct {
     PyObject_HEAD
@@ -510,6 +511,7 @@ typedef struct {
     Memo *eval, *ends;      /* horizon values, and loony values of fill ends (direct-mapped) */
     LoonyMemo *loony;       /* the chain DP's memo (open addressing, emptied when 3/4 full) */
     size_t loony_used;
+    size_t memo_slots;      /* slots of each memo (a power of two) */
 } Table;
 
 static inline uint64_t hash_bb(bb_t k)
@@ -650,9 +652,9 @@ static void table_clear(Table *T)
 #else
     memset(T->e, 0, T->nbytes);
 #endif
-    memset(T->eval, 0, EVAL_SLOTS * sizeof(Memo));
-    memset(T->ends, 0, EVAL_SLOTS * sizeof(Memo));
-    memset(T->loony, 0, LOONY_SLOTS * sizeof(LoonyMemo));
+    memset(T->eval, 0, T->memo_slots * sizeof(Memo));
+    memset(T->ends, 0, T->memo_slots * sizeof(Memo));
+    memset(T->loony, 0, T->memo_slots * sizeof(LoonyMemo));
     T->used = T->loony_used = 0;
     T->evictions = T->refused = 0;
     T->gen = 1;
@@ -698,18 +700,21 @@ static void Table_dealloc(Table *T)
 
 static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"nbytes", "wide", NULL};
-    long long nbytes;
+    static char *kwlist[] = {"nbytes", "wide", "memo_entries", NULL};
+    long long nbytes, memo_entries = 1 << 16;
     int wide = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "L|p", kwlist, &nbytes, &wide))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "L|pL", kwlist, &nbytes, &wide, &memo_entries))
         return NULL;
+    size_t memo = 16;
+    while ((long long)memo * 2 <= memo_entries && memo < ((size_t)1 << 24))
+        memo *= 2;
     size_t es = entry_size(wide);
-    if (nbytes < 1024 * (long long)es) {
+    if (nbytes < 2 * WINDOW * (long long)es) {
         PyErr_Format(PyExc_ValueError, "a table needs at least %zu bytes, got %lld",
-                     1024 * es, nbytes);
+                     2 * WINDOW * es, nbytes);
         return NULL;
     }
-    size_t slots = 1024;
+    size_t slots = 2 * WINDOW;
     while (slots * 2 * es <= (unsigned long long)nbytes)
         slots *= 2;
     Table *T = (Table *)type->tp_alloc(type, 0);
@@ -719,9 +724,10 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     T->wide = wide;
     T->nbytes = slots * es;
     T->e = entries_alloc(T->nbytes);
-    T->eval = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
-    T->ends = PyMem_RawCalloc(EVAL_SLOTS, sizeof(Memo));
-    T->loony = PyMem_RawCalloc(LOONY_SLOTS, sizeof(LoonyMemo));
+    T->memo_slots = memo;
+    T->eval = PyMem_RawCalloc(memo, sizeof(Memo));
+    T->ends = PyMem_RawCalloc(memo, sizeof(Memo));
+    T->loony = PyMem_RawCalloc(memo, sizeof(LoonyMemo));
     if (!T->e || !T->eval || !T->ends || !T->loony) {
         Py_DECREF(T);
         return PyErr_NoMemory();
@@ -795,11 +801,12 @@ static Py_ssize_t Table_len(Table *T) { return (Py_ssize_t)T->used; }
 static PyObject *Table_stats(Table *T, PyObject *unused)
 {
     size_t ev = 0, en = 0;
-    for (size_t i = 0; i < EVAL_SLOTS; i++) {
+    for (size_t i = 0; i < T->memo_slots; i++) {
         ev += T->eval[i].used != 0;
         en += T->ends[i].used != 0;
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n}", "entries", (Py_ssize_t)T->used,
+    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "memo_slots",
+                         (Py_ssize_t)T->memo_slots, "entries", (Py_ssize_t)T->used,
                          "capacity", (Py_ssize_t)(T->mask + 1), "nbytes",
                          (Py_ssize_t)T->nbytes, "evictions", T->evictions, "refused",
                          T->refused, "eval_entries", (Py_ssize_t)ev, "end_entries",
@@ -823,6 +830,10 @@ static PyObject *Table_get_capacity(Table *T, void *c)
     return PyLong_FromSize_t(T->mask + 1);
 }
 static PyObject *Table_get_wide(Table *T, void *c) { return PyBool_FromLong(T->wide); }
+static PyObject *Table_get_memo_slots(Table *T, void *c)
+{
+    return PyLong_FromSize_t(T->memo_slots);
+}
 static PyObject *Table_get_evictions(Table *T, void *c)
 {
     return PyLong_FromUnsignedLongLong(T->evictions);
@@ -832,6 +843,8 @@ static PyGetSetDef Table_getset[] = {
     {"nbytes", (getter)Table_get_nbytes, NULL, "bytes of the entry array", NULL},
     {"capacity", (getter)Table_get_capacity, NULL, "entry slots", NULL},
     {"evictions", (getter)Table_get_evictions, NULL, "entries replaced by other keys", NULL},
+    {"memo_slots", (getter)Table_get_memo_slots, NULL,
+     "slots of each of the three memos (horizon values, fill ends, chain DP)", NULL},
     {"wide", (getter)Table_get_wide, NULL,
      "128-bit keys (boards of more than 64 lines); else 64-bit keys in 16-byte entries", NULL},
     {NULL}};
@@ -842,7 +855,8 @@ static PyTypeObject TableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots._core.Table",
     .tp_basicsize = sizeof(Table),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Table(nbytes): the compiled search's transposition table and memo caches.",
+    .tp_doc = "Table(nbytes, wide=True, memo_entries=65536): the compiled search's "
+              "transposition table and memo caches.",
     .tp_new = Table_new,
     .tp_dealloc = (destructor)Table_dealloc,
     .tp_methods = Table_methods,
@@ -865,12 +879,12 @@ static inline uint64_t hash_bytes(const uint8_t *p, int n)
 /* The memo slot of a key: its entry, or the empty slot where it would go. */
 static LoonyMemo *loony_slot(Table *T, const uint8_t *key, int klen)
 {
-    size_t i = hash_bytes(key, klen) & (LOONY_SLOTS - 1);
+    size_t i = hash_bytes(key, klen) & (T->memo_slots - 1);
     for (;;) {
         LoonyMemo *m = &T->loony[i];
         if (!m->used || (m->len == klen && !memcmp(m->key, key, klen)))
             return m;
-        i = (i + 1) & (LOONY_SLOTS - 1);
+        i = (i + 1) & (T->memo_slots - 1);
     }
 }
 
@@ -918,8 +932,8 @@ static int loony_value(Table *T, const uint8_t *ch, int nc, const uint8_t *lp, i
             best = v;
     }
     if (memo) {
-        if (T->loony_used >= LOONY_SLOTS * 3 / 4) {
-            memset(T->loony, 0, LOONY_SLOTS * sizeof(LoonyMemo));
+        if (T->loony_used >= T->memo_slots * 3 / 4) {
+            memset(T->loony, 0, T->memo_slots * sizeof(LoonyMemo));
             T->loony_used = 0;
         }
         /* probed again: the recursion may have filled the slot found before it */
@@ -1065,7 +1079,7 @@ static int fill_value(const Board *B, Table *T, bb_t drawn, const uint8_t *vals0
                 blocked |= B->box_mask[b];
         }
     }
-    Memo *m = &T->ends[hash_bb(drawn) & (EVAL_SLOTS - 1)];
+    Memo *m = &T->ends[hash_bb(drawn) & (T->memo_slots - 1)];
     int f;
     if (m->used && m->key == drawn)
         f = m->value;
@@ -1099,7 +1113,7 @@ static int fill_value(const Board *B, Table *T, bb_t drawn, const uint8_t *vals0
 /* evaluate.evaluate: the mean of the fills, scaled by trust. */
 static int evaluate(const Board *B, Table *T, bb_t drawn, const uint8_t *vals)
 {
-    Memo *m = &T->eval[hash_bb(drawn) & (EVAL_SLOTS - 1)];
+    Memo *m = &T->eval[hash_bb(drawn) & (T->memo_slots - 1)];
     if (m->used && m->key == drawn)
         return m->value;
     bb_t blocked = drawn;

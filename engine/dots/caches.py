@@ -12,10 +12,17 @@ two memos and the DP memo) get ``aux_entries(max_entries)`` entries each, a sixt
 budget and at most 65,536 (their size before they were owned here), and the transposition
 table the rest, so that the owner never holds more than ``max_entries`` entries in all. A new
 member (another table, say) is added here, to ``clear()``, ``__len__`` and ``sizes()``.
+
+The compiled core (:mod:`compiled`) keeps its own table and memos in one object
+(``compiled``), made on its first search: ``table_bytes`` of entries (default: the bytes of
+the Python table's share, :func:`compiled.entry_bytes` each), and the memos' share each for
+its three memos. ``sizes()`` counts it as ``compiled`` (table entries) and
+``compiled_memos`` (the three memos' entries).
 """
 
 from __future__ import annotations
 
+from . import compiled as _compiled
 from .chain_dp import LoonyDP
 from .evaluate import Evaluator
 from .search_board import Tables, tables
@@ -40,10 +47,10 @@ class DotsCaches:
     table of the caller's is passed as ``tt`` (then that table's own bound holds for it).
     Not thread-safe: one search at a time."""
 
-    __slots__ = ("t", "max_entries", "tt", "evaluator", "dp")
+    __slots__ = ("t", "max_entries", "tt", "evaluator", "dp", "table_bytes", "compiled")
 
     def __init__(self, t: Tables, max_entries: int = DEFAULT_ENTRIES,
-                 tt: TranspositionTable | None = None) -> None:
+                 tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
         self.t = t
@@ -51,24 +58,47 @@ class DotsCaches:
         aux = aux_entries(max_entries)
         self.dp = LoonyDP(aux)
         self.evaluator = Evaluator(t, aux, self.dp)
-        self.tt = tt if tt is not None else TranspositionTable(max(1, max_entries - 3 * aux))
+        tt_entries = max(1, max_entries - 3 * aux)
+        self.tt = tt if tt is not None else TranspositionTable(tt_entries)
+        self.table_bytes = (table_bytes if table_bytes is not None
+                            else tt_entries * _compiled.entry_bytes(t.nl))
+        self.compiled = None  # the compiled core's table, made by its first search
+
+    def compiled_table(self):
+        """The compiled core's table and memos (made on first use; raises RuntimeError
+        when the core is not available)."""
+        if self.compiled is None:
+            self.compiled = _compiled.new_table(self.table_bytes, self.t.nl,
+                                                aux_entries(self.max_entries))
+        return self.compiled
 
     def bounds(self) -> dict[str, int]:
-        """The most entries each cache may hold."""
+        """The most entries each cache may hold (the compiled table's once it exists)."""
         aux = self.evaluator.max_entries
-        return {"tt": self.tt.max_entries, "values": aux, "ends": aux,
-                "dp": self.dp.max_entries}
+        out = {"tt": self.tt.max_entries, "values": aux, "ends": aux,
+               "dp": self.dp.max_entries}
+        if self.compiled is not None:
+            out["compiled"] = self.compiled.capacity
+            out["compiled_memos"] = 3 * self.compiled.memo_slots
+        return out
 
     def sizes(self) -> dict[str, int]:
         """The entries each cache holds now."""
-        return {"tt": len(self.tt), "values": len(self.evaluator.values),
-                "ends": len(self.evaluator.ends), "dp": len(self.dp)}
+        out = {"tt": len(self.tt), "values": len(self.evaluator.values),
+               "ends": len(self.evaluator.ends), "dp": len(self.dp)}
+        if self.compiled is not None:
+            st = self.compiled.stats()
+            out["compiled"] = st["entries"]
+            out["compiled_memos"] = st["eval_entries"] + st["end_entries"] + st["loony_entries"]
+        return out
 
     def clear(self) -> None:
         """Empty every cache."""
         self.tt.clear()
         self.evaluator.clear()
         self.dp.clear()
+        if self.compiled is not None:
+            self.compiled.clear()
 
     def __len__(self) -> int:
         return sum(self.sizes().values())
@@ -77,8 +107,9 @@ class DotsCaches:
         return f"DotsCaches({self.t.w}x{self.t.h}, {self.sizes()})"
 
 
-def make_caches(w: int, h: int):
-    """The factory of a ``SearchCache`` for a board size: ``max_entries -> DotsCaches``."""
+def make_caches(w: int, h: int, table_bytes: int | None = None):
+    """The factory of a ``SearchCache`` for a board size: ``max_entries -> DotsCaches``
+    (``table_bytes``: the compiled table's size, default from ``max_entries``)."""
     def factory(max_entries: int) -> DotsCaches:
-        return DotsCaches(tables(w, h), max_entries)
+        return DotsCaches(tables(w, h), max_entries, table_bytes=table_bytes)
     return factory

@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterator
 
 from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ..search import DepthResult, RootMove, SearchAborted, deadline_of
+from . import compiled
 from .caches import DotsCaches, make_caches
 from .chain_dp import components
 from .geometry import bits
 from .search_board import Tables, tables
-from .search_core import Searcher
+from .search_core import CompiledSearcher, Searcher
 from .search_tt import INF, PROVEN, TranspositionTable
 
 GAME_NAME = "dots-and-boxes"
@@ -258,12 +259,16 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      on_progress: Callable[[Progress], None] | None = None,
                      tt: TranspositionTable | None = None, symmetry: bool = True,
                      game: str = GAME_NAME, start: float | None = None,
-                     solve: bool | None = None, caches: DotsCaches | None = None) -> Analysis:
+                     solve: bool | None = None, caches: DotsCaches | None = None,
+                     core: str | None = None) -> Analysis:
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
     proof from the third iteration on (default: when there is no limit at all). ``caches``:
     the board size's :class:`~engine.dots.caches.DotsCaches` to read and fill (default: a
-    fresh one, dropped afterwards); ``tt``: a table to use instead of its own.
+    fresh one, dropped afterwards); ``tt``: a (Python) table to use instead of its own.
+    ``core``: ``"c"`` or ``"python"`` (default: ``"c"`` when the compiled core is built and
+    takes the board, unless ``tt`` is given; see :func:`compiled.resolve`, which raises
+    ``ValueError`` for a core that cannot run).
 
     The search recurses once per line it draws. When the interpreter's recursion limit
     leaves too few frames for that (the frames in use, the undrawn lines and a margin: more
@@ -276,30 +281,35 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     old = sys.getrecursionlimit()
     if old >= need:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches)
+                                 game, start, solve, caches, core)
     sys.setrecursionlimit(need)
     try:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches)
+                                 game, start, solve, caches, core)
     finally:
         if sys.getrecursionlimit() == need:
             sys.setrecursionlimit(old)
 
 
 def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
-                      solve, caches) -> Analysis:
+                      solve, caches, core) -> Analysis:
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
     t = tables(w, h)
+    core = compiled.resolve("python" if core is None and tt is not None else core, t)
     deadline = deadline_of(start, limit.time_ms)
-    searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline, max_nodes=limit.nodes,
-                        caches=caches)
+    if core == "c":
+        searcher = CompiledSearcher(t, symmetry=symmetry, deadline=deadline,
+                                    max_nodes=limit.nodes, caches=caches)
+    else:
+        searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
+                            max_nodes=limit.nodes, caches=caches)
     legal = bits(t.full & ~drawn)
     moves_of = t.moves
     if not legal:
         return Analysis(game=game, best_move=None, value=0, exact=True, bound=Bound.EXACT,
-                        time_ms=(time.perf_counter() - start) * 1000)
+                        time_ms=(time.perf_counter() - start) * 1000, core=core)
     partial: dict[int, RootMove] = {}
     last: DepthResult | None = None
     max_depth = limit.depth
@@ -393,24 +403,27 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         game=game, best_move=moves_of[best.action], value=best.value, exact=exact, bound=bound,
         pv=[moves_of[ln] for ln in pv_lines], depth=depth, nodes=searcher.nodes,
         nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
-        tt_hits=searcher.tt_hits, moves=mv)
+        tt_hits=searcher.tt_hits, moves=mv, core=core)
 
 
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
-            cache=None, start: float | None = None) -> Analysis:
+            cache=None, start: float | None = None, core: str | None = None) -> Analysis:
     """Analyse a Dots-and-Boxes ``state`` (a :class:`~engine.dots.state.DotsState`, or
     anything with ``game.width/height`` and ``drawn``) within ``limit``; see
     ``engine.analysis.analyse`` (``mate_in`` is always None: the value is the box margin).
     ``cache``: an ``engine.analysis.SearchCache`` whose caches for this board size (a
     :class:`~engine.dots.caches.DotsCaches`: the TT, the evaluation's and the chain DP's
     memos) the search starts from and leaves its entries in. ``start``: the
-    ``time.perf_counter()`` the time limit counts from (default: now)."""
+    ``time.perf_counter()`` the time limit counts from (default: now). ``core``: see
+    :func:`analyse_position`."""
     if start is None:
         start = time.perf_counter()
     game = state.game
     w, h = game.width, game.height
     t = tables(w, h)
-    caches = cache.owner((GAME_NAME, w, h), make_caches(w, h)) if cache is not None else None
+    caches = (cache.owner((GAME_NAME, w, h), make_caches(w, h, cache.table_bytes))
+              if cache is not None else None)
     return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
-                            game=getattr(game, "name", GAME_NAME), start=start, caches=caches)
+                            game=getattr(game, "name", GAME_NAME), start=start, caches=caches,
+                            core=core)

@@ -179,16 +179,18 @@ class Tables:
     ``kswap1``: their sort network on one bitboard, as ``(bit of a, b - a)``;
     ``twin_pairs``: ``(bit of a, b - a)`` for twins ``a < b``. ``bit_tabs``: the line ids of
     each chunk of a bitboard (boards of up to 64 lines). ``fill_orders`` and ``fills``: the
-    evaluation's ``FILLS`` fill orders and their bit tables.
+    evaluation's ``FILLS`` fill orders and their bit tables. ``compiled_board``: the
+    compiled core's copy of these tables (``compiled.board``), made on first use.
     """
 
     __slots__ = ("geo", "w", "h", "nl", "nb", "nh", "full", "moves", "box_mask", "box_lines",
                  "line_boxes", "line_box_mask", "other", "syms", "inv", "nimg", "sym_keys",
                  "id_keys", "twin_groups", "twin_pairs", "kswap1", "cbits", "bit_tabs",
-                 "centrality", "fill_orders", "fills")
+                 "centrality", "fill_orders", "fills", "compiled_board")
 
     def __init__(self, w: int, h: int) -> None:
         geo = self.geo = geometry(w, h)
+        self.compiled_board = None  # the compiled core's copy, made on first use
         self.w, self.h = w, h
         nl = self.nl = geo.num_lines
         self.nb = geo.num_boxes

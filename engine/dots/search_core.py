@@ -40,7 +40,10 @@ What makes it fast and still exact:
 
 from __future__ import annotations
 
-from ..search import SearcherBase
+import time
+
+from ..search import SearchAborted, SearcherBase
+from . import compiled
 from .caches import DotsCaches
 from .chain_dp import component_sizes, components, sacrifice_lines
 from .geometry import bits
@@ -493,7 +496,7 @@ class Searcher(SearcherBase):
         """The TT's move for a position (actual frame), or -1."""
         t = self.t
         key, s = t.key(drawn, self.symmetry)
-        e = self.tt.table.get(key)
+        e = self.tt.get(key)
         if e is None or e[3] < 0:
             return -1
         return t.from_key_frame(drawn, e[3], s)
@@ -533,6 +536,55 @@ class Searcher(SearcherBase):
         sacs = sorted((ln for ln in free if ln in rest and ln in size), key=lambda x: size[x])
         return caps + safe + sacs
 
+
+
+class CompiledSearcher(Searcher):
+    """A :class:`Searcher` whose ``search(drawn, alpha, beta, depth)`` is the compiled core's
+    (:mod:`compiled`): the same search node for node, without the GIL. Its table is the
+    ``caches``' compiled one (``DotsCaches.compiled_table()``; a fresh ``DotsCaches`` when
+    none is given). The counters and limits live in the core and are read and set through
+    the usual attributes. Raises ``ValueError`` when the core cannot search the board."""
+
+    def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
+                 max_nodes: int | None = None, caches: DotsCaches | None = None) -> None:
+        self.core = None
+        caches = caches if caches is not None else DotsCaches(t)
+        table = caches.compiled_table()
+        table.new_search()
+        super().__init__(t, tt=table, symmetry=symmetry, deadline=deadline,
+                         max_nodes=max_nodes, caches=caches)
+        core = compiled.core(t, table, self.symmetry, SearchAborted, time.perf_counter)
+        core.deadline = deadline
+        core.max_nodes = max_nodes
+        core.etc_min_free = self.etc_min_free
+        self.core = core
+        self.search = core.search
+
+    def _build_search(self):
+        return None
+
+    def close(self) -> None:
+        self.search = None
+
+
+def _core_attribute(name: str) -> property:
+    """An attribute kept by the compiled core once it exists (before: by the instance)."""
+    def get(self):
+        core = self.core
+        return self.__dict__[name] if core is None else getattr(core, name)
+
+    def set(self, value) -> None:
+        core = self.core
+        if core is None:
+            self.__dict__[name] = value
+        else:
+            setattr(core, name, value)
+    return property(get, set, doc=f"``{name}`` (see :class:`~engine.search.SearcherBase`)")
+
+
+for _name in ("nodes", "tt_hits", "horizon", "deadline", "max_nodes", "etc_min_free"):
+    setattr(CompiledSearcher, _name, _core_attribute(_name))
+del _name
 
 def solve(t: Tables, drawn: int, symmetry: bool = True, tt=None) -> tuple[int, Searcher]:
     """Exact value of a position for the player to move (no limits)."""
