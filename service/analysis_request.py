@@ -14,6 +14,12 @@ The digest names the job key; identical requests share one job and its result.
 The job carries the request's JSON form, ``request.model_dump(mode="json")`` (plain lists and
 ints, shown as is by ``GET /v1/analyses/{id}``); the worker reads it back with
 ``AnalysisRequest.model_validate``.
+
+``core`` (``"c"``, ``"python"`` or None: the engine's choice) picks the search. The JSON form
+leaves it out when it is None, so a request without one has the JSON form, and the digest,
+that it had before ``core`` existed: jobs and results keyed then are still found, and a worker
+of the version before still reads the jobs that do not choose a core.
+:func:`core_problem` says why a core cannot run a request (the API refuses it up front).
 """
 
 from __future__ import annotations
@@ -22,12 +28,42 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    model_serializer,
+    model_validator,
+)
 
 from boxfish import engine
 
 #: The fields that describe the position (the rest are the game and the limits).
 POSITION_FIELDS = ("moves", "lines", "to_move", "scores")
+
+#: A search ``engine.analyse`` can be asked for (None: its own choice).
+Core = Literal["c", "python"]
+
+
+def core_problem(game, core: str | None) -> str | None:
+    """Why ``core`` cannot run an analysis of ``game`` (an engine Game), or None if it can:
+    ``"c"`` runs only Dots and Boxes of up to ``engine.dots.compiled.MAX_LINES`` lines, and
+    only where the compiled core was built (the engine's own check, ``compiled.resolve``).
+    None and ``"python"`` run everywhere."""
+    if core != "c":
+        return None
+    if game.name != "dots-and-boxes":
+        return f"{game.name} has only the Python search (core 'python')"
+    from boxfish.engine.dots.compiled import resolve
+    from boxfish.engine.dots.search_board import tables
+
+    try:
+        resolve(core, tables(game.params()["width"], game.params()["height"]))
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def canonical_position(moves=None, lines=None, to_move=None, scores=None) -> dict:
@@ -48,7 +84,8 @@ def canonical_position(moves=None, lines=None, to_move=None, scores=None) -> dic
 
 class AnalysisRequest(BaseModel):
     """Analyse one position of ``game`` (with ``params``) for ``time_ms``, showing ``multipv``
-    moves (None: the engine's default)."""
+    moves (None: the engine's default), with the search ``core`` (None: the engine's choice;
+    left out of the JSON form, and so of the digest, when None)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +97,7 @@ class AnalysisRequest(BaseModel):
     scores: tuple[StrictInt, StrictInt] | None = None
     time_ms: StrictInt = Field(ge=1)
     multipv: StrictInt | None = Field(default=None, ge=1)
+    core: Core | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -68,13 +106,21 @@ class AnalysisRequest(BaseModel):
             data = {**data, **canonical_position(**{k: data.get(k) for k in POSITION_FIELDS})}
         return data
 
+    @model_serializer(mode="wrap")
+    def _json_form(self, handler):
+        """Every field, but ``core`` only when one is chosen (see the module docstring)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("core") is None:
+            data.pop("core", None)
+        return data
+
     @classmethod
     def for_game(cls, game, *, time_ms: int, multipv: int | None = None,
-                 **position) -> AnalysisRequest:
+                 core: str | None = None, **position) -> AnalysisRequest:
         """The request for a position of ``game`` (an engine Game), given as keyword arguments
         of :func:`canonical_position`."""
         return cls(game=game.name, params=game.params(), time_ms=time_ms, multipv=multipv,
-                   **position)
+                   core=core, **position)
 
     def build_state(self):
         """The engine state this request describes. Raises the engine's ValueError (a position
@@ -90,7 +136,9 @@ class AnalysisRequest(BaseModel):
 
     def digest(self) -> str:
         """The SHA-256 (hex) of the request's JSON form with sorted keys: equal requests have
-        equal digests. It names the job key, so identical requests share one job."""
+        equal digests. It names the job key, so identical requests share one job. The JSON
+        form has no ``core`` when it is None, so a request without one keeps the digest it
+        had before ``core`` existed; ``"c"`` and ``"python"`` make jobs of their own."""
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 

@@ -126,3 +126,48 @@ def test_the_api_and_the_worker_see_the_same_request(settings, redis_client, spe
     assert spy_runner.seen == [expected]
     done = client.get(f"/v1/analyses/{submitted.json['id']}").json
     assert done["status"] == "finished" and done["request"] == submitted.json["request"]
+
+
+def test_a_request_without_core_keeps_its_json_form_and_digest():
+    pinned = "fe814096451d5cbe1d87ea1fa68eaddfe9740fc8faae2ed6e09c01da5f48a42d"
+    plain = AnalysisRequest.for_game(DOTS, time_ms=1000, moves=MOVES, core=None)
+    assert plain.core is None and "core" not in plain.model_dump(mode="json")
+    assert "core" not in json.loads(plain.model_dump_json())
+    assert plain.digest() == pinned
+    assert AnalysisRequest.model_validate({**JSON_FORM, "core": None}).digest() == pinned
+
+    chosen = {core: AnalysisRequest.for_game(DOTS, time_ms=1000, moves=MOVES, core=core)
+              for core in ("c", "python")}
+    for core, request in chosen.items():
+        dumped = request.model_dump(mode="json")
+        assert dumped == {**JSON_FORM, "core": core} and list(dumped)[-1] == "core"
+        text = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
+        assert request.digest() == hashlib.sha256(text.encode()).hexdigest()
+        assert AnalysisRequest.model_validate(dumped) == request  # the worker's read-back
+        assert request != plain
+    assert len({pinned, *(r.digest() for r in chosen.values())}) == 3
+    for bad in ("rust", "C", 1):
+        with pytest.raises(ValidationError):
+            AnalysisRequest.model_validate({**JSON_FORM, "core": bad})
+
+
+def test_core_problem_says_why_a_core_cannot_run():
+    from boxfish.engine.dots import compiled
+    from boxfish.service.analysis_request import core_problem
+
+    xttt = engine.load_game("extreme-tictactoe")
+    big = engine.load_game("dots-and-boxes", width=10, height=10)
+    small = engine.load_game("dots-and-boxes", width=3, height=3)
+    for game in (xttt, big, small, DOTS):
+        assert core_problem(game, None) is None and core_problem(game, "python") is None
+    assert "only the Python search" in core_problem(xttt, "c")
+    if not compiled.available():
+        assert core_problem(small, "c") == compiled.UNAVAILABLE_REASON
+        pytest.skip("the compiled core is not built")
+    assert core_problem(big, "c") == ("the compiled core takes boards of up to 128 lines; "
+                                      "10x10 has 220")
+    assert core_problem(small, "c") is None and core_problem(DOTS, "c") is None
+    for w, h in ((7, 7), (8, 7), (12, 4), (1, 20)):  # 8x7: 127 lines
+        assert core_problem(engine.load_game("dots-and-boxes", width=w, height=h), "c") is None
+    assert "8x8 has 144" in core_problem(engine.load_game("dots-and-boxes", width=8, height=8),
+                                         "c")
