@@ -11,7 +11,7 @@ Moves stay raw JSON here: ``Game.parse_move`` judges them, so a bad move gets th
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -83,6 +83,9 @@ class AppendMove(Strict):
 class AnalysisLimits(Strict):
     time_ms: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
     multipv: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
+    #: The search to run (None: the engine's choice); one that cannot run the request is a
+    #: 422 ``core_unavailable`` (see ``analysis_request.core_problem``).
+    core: Literal["c", "python"] | None = None
 
 
 class AnalysisFields(AnalysisLimits):

@@ -31,7 +31,8 @@ PROGRESS_FIELDS = ("depth", "best_move", "value", "exact", "nodes", "mate_in")
 class AnalysisRunner:
     """Runs analysis requests and owns what a worker process keeps between them: the search
     cache (an ``engine.SearchCache`` of ``search_cache_entries`` entries per game and board
-    size, or None when that is 0 or less), so successive positions of one game start warm."""
+    size, or None when that is 0 or less), so successive positions of one game start warm.
+    Each request runs the search its ``core`` names (None: the engine's choice)."""
 
     def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES) -> None:
         self.search_cache: engine.SearchCache | None = (
@@ -50,7 +51,8 @@ class AnalysisRunner:
         state = request.build_state()
         with while_searching or contextlib.nullcontext():
             analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
-                                      on_progress=on_progress, cache=self.search_cache)
+                                      on_progress=on_progress, cache=self.search_cache,
+                                      core=request.core)
         return analysis.to_dict()
 
 

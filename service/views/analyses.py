@@ -9,7 +9,12 @@ from flask import Blueprint, request
 
 from boxfish.engine import IllegalMove
 
-from ..analysis_request import POSITION_FIELDS, AnalysisRequest, canonical_position
+from ..analysis_request import (
+    POSITION_FIELDS,
+    AnalysisRequest,
+    canonical_position,
+    core_problem,
+)
 from ..models import AnalysisFields, GameAnalysis
 from ..problems import Problem, invalid
 from . import check_id, choose_game, ctx, json_body, validate
@@ -30,6 +35,17 @@ def _limits(data) -> tuple[int, int | None]:
                       errors=[{"loc": ["multipv"], "msg": f"at most {settings.max_multipv}",
                                "type": "less_than_equal"}], reason="limit_exceeded")
     return time_ms, data.multipv
+
+
+def _check_core(game, core: str | None) -> str | None:
+    """``core`` if it can run an analysis of ``game``; a 422 (``reason`` ``core_unavailable``,
+    the engine's reason in ``detail``) otherwise."""
+    problem = core_problem(game, core)
+    if problem is not None:
+        raise invalid(f"core {core!r} cannot run this analysis: {problem}",
+                      errors=[{"loc": ["core"], "msg": problem, "type": "core_unavailable"}],
+                      reason="core_unavailable")
+    return core
 
 
 def _check_moves(game, moves: list) -> list[list]:
@@ -85,13 +101,15 @@ def _wait_param() -> float:
 def submit_analysis():
     data, game = choose_game(json_body(), AnalysisFields)
     time_ms, multipv = _limits(data)
+    core = _check_core(game, data.core)
     try:
         position = canonical_position(**data.model_dump(include=set(POSITION_FIELDS)))
     except ValueError as exc:
         raise invalid(str(exc), reason="invalid_position") from None
     if position["moves"] is not None:
         position["moves"] = _check_moves(game, position["moves"])
-    analysis = AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv, **position)
+    analysis = AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv, core=core,
+                                        **position)
     if analysis.lines is not None:
         try:
             analysis.build_state()
@@ -106,14 +124,16 @@ def analyse_game(game_id: str):
     meta = games.meta(check_id(game_id, "game"))
     data = validate(GameAnalysis, json_body(optional=True))
     time_ms, multipv = _limits(data)
+    game = games.game_of(meta)
+    core = _check_core(game, data.core)
     at = meta.serial if data.at is None else data.at
     if at > meta.serial:
         raise invalid(f"at must be at most the game's serial {meta.serial}",
                       errors=[{"loc": ["at"], "msg": f"at most {meta.serial}",
                                "type": "less_than_equal"}], reason="out_of_range")
     moves = [e.move for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
-    return _respond(AnalysisRequest.for_game(games.game_of(meta), time_ms=time_ms,
-                                             multipv=multipv, moves=moves))
+    return _respond(AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv,
+                                             core=core, moves=moves))
 
 
 @bp.get("/v1/analyses/<job_id>")

@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+from rq import Queue
 
 from boxfish import engine
 from boxfish.service.app import create_app
@@ -204,3 +205,98 @@ def test_readyz_without_workers(settings, redis_client, spec):
     client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
     resp = client.get("/readyz")
     assert resp.status_code == 503 and "worker" in resp.json["detail"]
+
+
+# -- the search core -----------------------------------------------------------------------------
+
+# 3x3 boxes after 8 moves: solved exactly by either core in well under a second.
+NEAR_END_3X3 = {"game": "dots-and-boxes", "width": 3, "height": 3,
+                "moves": [[1, 1, 1], [3, 3, 1], [1, 2, 2], [2, 1, 1], [3, 4, 1], [2, 3, 2],
+                          [1, 4, 1], [3, 3, 2]]}
+
+
+def needs_compiled_core():
+    from boxfish.engine.dots import compiled
+    if not compiled.available():
+        pytest.skip(f"the compiled core is not built: {compiled.UNAVAILABLE_REASON}")
+
+
+def test_the_compiled_and_python_cores_give_the_same_exact_value(client, new_game, rq_worker):
+    needs_compiled_core()
+    time_ms = 3000 + uuid.uuid4().int % 99  # a job of this test's own
+    results = {}
+    for core in ("c", "python", None):
+        body = {**NEAR_END_3X3, "time_ms": time_ms, **({"core": core} if core else {})}
+        resp = client.post("/v1/analyses?wait=8", json=body)
+        assert resp.status_code == 200 and resp.json["status"] == "finished", resp.json
+        assert resp.json["request"].get("core") == core  # left out when not chosen
+        results[core] = resp.json["result"]
+    assert results["c"]["core"] == "c" and results["python"]["core"] == "python"
+    assert results[None]["core"] == "c"  # the default: the compiled core, which takes 3x3
+    want = direct({**NEAR_END_3X3, "time_ms": time_ms})
+    assert want["exact"]
+    for result in results.values():
+        same_analysis(result, want)
+    assert results["c"]["value"] == results["python"]["value"] == want["value"]
+    assert results["c"]["best_move"] == results["python"]["best_move"]
+
+    # The stored-game route takes the core too.
+    gid, auth, _ = new_game(width=3, height=3)
+    for m in NEAR_END_3X3["moves"]:
+        client.post(f"/v1/games/{gid}/moves", json={"move": m}, headers=auth)
+    stored = client.post(f"/v1/games/{gid}/analyses?wait=8",
+                         json={"time_ms": time_ms, "core": "python"})
+    assert stored.status_code == 200 and stored.json["status"] == "finished"
+    assert stored.json["request"]["core"] == "python"
+    assert stored.json["result"]["core"] == "python"
+    assert stored.json["result"]["value"] == want["value"]
+    again = client.get(f"/v1/analyses/{stored.json['id']}")
+    assert again.json["result"]["core"] == "python"
+
+
+def test_a_core_that_cannot_run_is_refused_and_nothing_is_enqueued(settings, redis_client,
+                                                                   spec, new_game):
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-core-refused"})
+    client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
+    queue = Queue(own.queue_name, connection=redis_client)
+    job_keys = f"{own.key_prefix}:analysis:job:{own.queue_name}:*"
+
+    def refused(path, body, reason, *words):
+        resp = client.post(path, json=body)
+        assert resp.status_code == 422, (body, resp.json)
+        assert resp.mimetype == "application/problem+json"
+        problem = resp.json
+        assert problem["type"] == "urn:boxfish:problem:invalid-request"
+        assert problem["status"] == 422 and problem["reason"] == reason, problem
+        for word in words:
+            assert word in problem["detail"], problem
+        return problem
+
+    xttt = refused("/v1/analyses", {"game": "extreme-tictactoe", "core": "c"},
+                   "core_unavailable", "Python search")
+    assert xttt["errors"][0]["loc"] == ["core"]
+    from boxfish.engine.dots import compiled
+    too_big = ("128 lines", "10x10 has 220") if compiled.available() else ()
+    refused("/v1/analyses", {"game": "dots-and-boxes", "width": 10, "height": 10,
+                             "core": "c"}, "core_unavailable", *too_big)
+    refused("/v1/analyses", {"game": "dots-and-boxes", "width": 10, "height": 10,
+                             "lines": "0" * 220, "core": "c"}, "core_unavailable", *too_big)
+    gid, _, _ = new_game("extreme-tictactoe")
+    refused(f"/v1/games/{gid}/analyses", {"core": "c"}, "core_unavailable", "Python search")
+    big, _, _ = new_game(width=10, height=10)
+    refused(f"/v1/games/{big}/analyses", {"core": "c", "time_ms": 10}, "core_unavailable",
+            *too_big)
+    for bad in ("rust", "C", "", None, 1, ["c"]):
+        problem = refused("/v1/analyses", {**TRIVIAL, "core": bad}, "invalid_request")
+        assert any(e["loc"][-1] == "core" for e in problem["errors"]), problem
+        refused(f"/v1/games/{gid}/analyses", {"core": bad}, "invalid_request")
+    assert queue.count == 0 and not list(redis_client.scan_iter(job_keys))
+
+    # What can run is taken: Python for either game, and the compiled core where it fits.
+    for body in ({"game": "extreme-tictactoe", "core": "python", "time_ms": 10},
+                 {"game": "dots-and-boxes", "width": 10, "height": 10, "core": "python",
+                  "time_ms": 10},
+                 *([{**TRIVIAL, "core": "c", "time_ms": 10}] if compiled.available() else [])):
+        assert client.post("/v1/analyses", json=body).status_code == 202, body
+    assert queue.count == len(list(redis_client.scan_iter(job_keys))) >= 2
+    queue.empty()

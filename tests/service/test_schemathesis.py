@@ -19,7 +19,8 @@ generated data (see :func:`_aim`) depend on the data alone.
 
 A schema-valid request may still be refused with a 422 for what a schema cannot say (an
 illegal move, a serial beyond the game's, a limit of this server, a line string of the wrong
-length): :func:`refused_only_for_what_a_schema_cannot_say` allows exactly those reasons.
+length, a ``core`` that cannot search the position):
+:func:`refused_only_for_what_a_schema_cannot_say` allows exactly those reasons.
 """
 
 from __future__ import annotations
@@ -73,9 +74,10 @@ SPEC = yaml.safe_load(SPEC_PATH.read_text())
 STATEFUL_SCENARIOS = 50
 STATEFUL_SEED = 20_240_601
 
-#: 422 reasons that a schema cannot foresee (see the module docstring).
+#: 422 reasons that a schema cannot foresee (see the module docstring); ``core_unavailable``:
+#: ``"core": "c"`` for a game or board size the compiled core does not take.
 SEMANTIC_REASONS = {"limit_exceeded", "invalid_position", "out_of_range",
-                    "idempotency_key_reused"}
+                    "idempotency_key_reused", "core_unavailable"}
 
 
 # -- custom checks -----------------------------------------------------------------------------

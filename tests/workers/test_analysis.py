@@ -129,3 +129,31 @@ def test_a_request_round_trips_through_the_job(settings, redis_client, work_here
     # The request read back from the job is the same request: it joins the finished job.
     again, how = service.submit(AnalysisRequest.model_validate(view["request"]))
     assert (again.id, how) == (job.id, "joined")
+
+
+def test_the_runner_runs_the_requests_core(monkeypatch):
+    from boxfish.engine.dots import compiled
+
+    runner = wa.AnalysisRunner(search_cache_entries=1000)
+    cores = []
+    real = engine.analyse
+
+    def spy(state, **kwargs):
+        cores.append(kwargs["core"])
+        return real(state, **kwargs)
+
+    want = direct(trivial())
+    monkeypatch.setattr(engine, "analyse", spy)
+    python = runner.analyse(trivial(core="python"))
+    auto = runner.analyse(trivial())
+    assert python["core"] == "python" and python["value"] == want["value"]
+    assert auto["core"] == ("c" if compiled.available() else "python")
+    assert auto["value"] == want["value"]
+    assert cores[-2:] == ["python", None]
+    if compiled.available():
+        assert runner.analyse(trivial(core="c"))["core"] == "c" and cores[-1] == "c"
+    # The worker's own check (the API refuses these before they are enqueued).
+    xttt = AnalysisRequest.for_game(engine.load_game("extreme-tictactoe"), time_ms=10,
+                                    core="c")
+    with pytest.raises(ValueError, match="Python search"):
+        runner.analyse(xttt)
