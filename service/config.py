@@ -24,6 +24,10 @@ WORKER_TTL_S = 35
 #: :attr:`Settings.search_cache_entries`).
 DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
 
+#: Default size of a worker process's compiled transposition table, in MiB per board size
+#: (see :attr:`Settings.search_table_mb`).
+DEFAULT_SEARCH_TABLE_MB = 64
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BOXFISH_", extra="ignore", frozen=True,
@@ -69,6 +73,11 @@ class Settings(BaseSettings):
     #: and board size (an ``engine.SearchCache``): successive positions of one game start
     #: warm. 0 (or less) turns the cache off; an empty value means the default.
     search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES
+    #: Size of the compiled Dots-and-Boxes core's transposition table a worker process keeps
+    #: between jobs, in MiB per board size (``engine.SearchCache(table_bytes=...)``, part of
+    #: the search cache above, which keeps the two board sizes used last; unused when that
+    #: is off). Allocated on the first compiled search of a board size.
+    search_table_mb: int = Field(default=DEFAULT_SEARCH_TABLE_MB, ge=1, le=65536)
 
     #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the
     #: Redis URL wins). An event stream's blocking read is split into reads shorter than it,

@@ -31,17 +31,21 @@ PROGRESS_FIELDS = ("depth", "best_move", "value", "exact", "nodes", "mate_in")
 class AnalysisRunner:
     """Runs analysis requests and owns what a worker process keeps between them: the search
     cache (an ``engine.SearchCache`` of ``search_cache_entries`` entries per game and board
-    size, or None when that is 0 or less), so successive positions of one game start warm.
-    Each request runs the search its ``core`` names (None: the engine's choice)."""
+    size, with a compiled transposition table of ``table_bytes`` bytes per board size, None:
+    the engine's default for that many entries; no cache at all when ``search_cache_entries``
+    is 0 or less), so successive positions of one game start warm. Each request runs the
+    search its ``core`` names (None: the engine's choice)."""
 
-    def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES) -> None:
+    def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES,
+                 table_bytes: int | None = None) -> None:
         self.search_cache: engine.SearchCache | None = (
-            engine.SearchCache(max_entries=search_cache_entries)
+            engine.SearchCache(max_entries=search_cache_entries, table_bytes=table_bytes)
             if search_cache_entries > 0 else None)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AnalysisRunner:
-        return cls(search_cache_entries=settings.search_cache_entries)
+        return cls(search_cache_entries=settings.search_cache_entries,
+                   table_bytes=settings.search_table_mb << 20)
 
     def analyse(self, request: AnalysisRequest, on_progress=None,
                 while_searching: contextlib.AbstractContextManager | None = None) -> dict:
@@ -59,8 +63,9 @@ class AnalysisRunner:
 @functools.cache
 def process_runner() -> AnalysisRunner:
     """This process's runner, made on first use from ``Settings()`` (the environment; e.g.
-    ``BOXFISH_SEARCH_CACHE_ENTRIES``) and kept for the life of the process. Raises ValueError
-    on a bad setting (then nothing is kept). ``process_runner.cache_clear()`` drops it."""
+    ``BOXFISH_SEARCH_CACHE_ENTRIES``, ``BOXFISH_SEARCH_TABLE_MB``) and kept for the life of
+    the process. Raises ValueError on a bad setting (then nothing is kept).
+    ``process_runner.cache_clear()`` drops it."""
     return AnalysisRunner.from_settings(Settings())
 
 

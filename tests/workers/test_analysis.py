@@ -131,6 +131,44 @@ def test_a_request_round_trips_through_the_job(settings, redis_client, work_here
     assert (again.id, how) == (job.id, "joined")
 
 
+def test_the_runner_sizes_the_compiled_table_from_the_settings(monkeypatch, fresh_runner):
+    from boxfish.service.config import DEFAULT_SEARCH_TABLE_MB, Settings
+
+    monkeypatch.delenv("BOXFISH_SEARCH_TABLE_MB", raising=False)
+    monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)
+    assert DEFAULT_SEARCH_TABLE_MB == 64
+    assert wa.search_cache().table_bytes == 64 << 20
+
+    runner = wa.AnalysisRunner.from_settings(Settings(search_table_mb=3,
+                                                      search_cache_entries=4000))
+    assert runner.search_cache.table_bytes == 3 << 20
+    assert runner.search_cache.max_entries == 4000
+    assert wa.AnalysisRunner(search_cache_entries=10).search_cache.table_bytes is None
+    assert wa.AnalysisRunner.from_settings(
+        Settings(search_cache_entries=0, search_table_mb=3)).search_cache is None
+
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_TABLE_MB", "5")
+    assert wa.search_cache().table_bytes == 5 << 20
+    for bad in ("0", "65537", "lots", "-1"):
+        wa.process_runner.cache_clear()
+        monkeypatch.setenv("BOXFISH_SEARCH_TABLE_MB", bad)
+        with pytest.raises(ValueError, match="search_table_mb"):
+            wa.process_runner()
+    monkeypatch.setenv("BOXFISH_SEARCH_TABLE_MB", "65536")
+    wa.process_runner.cache_clear()
+    assert wa.search_cache().table_bytes == 65536 << 20
+
+    # The cache hands the size to the compiled core's table of a board size it searches.
+    from boxfish.engine.dots import compiled
+    if not compiled.available():
+        pytest.skip("the compiled core is not built")
+    result = runner.analyse(trivial(core="c"))
+    assert result["core"] == "c"
+    (owner,) = runner.search_cache.owners().values()
+    assert owner.table_bytes == 3 << 20
+
+
 def test_the_runner_runs_the_requests_core(monkeypatch):
     from boxfish.engine.dots import compiled
 
