@@ -705,16 +705,17 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     int wide = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "L|pL", kwlist, &nbytes, &wide, &memo_entries))
         return NULL;
-    size_t memo = 16;
+    size_t memo = 1;
     while ((long long)memo * 2 <= memo_entries && memo < ((size_t)1 << 24))
         memo *= 2;
     size_t es = entry_size(wide);
-    if (nbytes < 2 * WINDOW * (long long)es) {
-        PyErr_Format(PyExc_ValueError, "a table needs at least %zu bytes, got %lld",
-                     2 * WINDOW * es, nbytes);
+    if (nbytes < (long long)es) {
+        PyErr_Format(PyExc_ValueError, "a table needs at least %zu bytes, got %lld", es,
+                     nbytes);
         return NULL;
     }
-    size_t slots = 2 * WINDOW;
+    /* (a table smaller than a window works: the window's probes wrap around it) */
+    size_t slots = 1;
     while (slots * 2 * es <= (unsigned long long)nbytes)
         slots *= 2;
     Table *T = (Table *)type->tp_alloc(type, 0);
@@ -876,16 +877,18 @@ static inline uint64_t hash_bytes(const uint8_t *p, int n)
     return h ^ (h >> 29);
 }
 
-/* The memo slot of a key: its entry, or the empty slot where it would go. */
+/* The memo slot of a key: its entry, or the empty slot where it would go; NULL when every
+ * slot holds another key. */
 static LoonyMemo *loony_slot(Table *T, const uint8_t *key, int klen)
 {
     size_t i = hash_bytes(key, klen) & (T->memo_slots - 1);
-    for (;;) {
+    for (size_t n = 0; n < T->memo_slots; n++) {
         LoonyMemo *m = &T->loony[i];
         if (!m->used || (m->len == klen && !memcmp(m->key, key, klen)))
             return m;
         i = (i + 1) & (T->memo_slots - 1);
     }
+    return NULL;
 }
 
 /* f(G) of chain_dp.loony_value: chains and loops sorted ascending. */
@@ -901,7 +904,7 @@ static int loony_value(Table *T, const uint8_t *ch, int nc, const uint8_t *lp, i
         key[nc] = 0;
         memcpy(key + nc + 1, lp, nlp);
         LoonyMemo *m = loony_slot(T, key, klen);
-        if (m->used)
+        if (m && m->used)
             return m->value;
     }
     int best = 1 << 30, last = -1;
@@ -932,12 +935,14 @@ static int loony_value(Table *T, const uint8_t *ch, int nc, const uint8_t *lp, i
             best = v;
     }
     if (memo) {
-        if (T->loony_used >= T->memo_slots * 3 / 4) {
+        if (T->loony_used + 1 > T->memo_slots * 3 / 4) {
             memset(T->loony, 0, T->memo_slots * sizeof(LoonyMemo));
             T->loony_used = 0;
         }
         /* probed again: the recursion may have filled the slot found before it */
         LoonyMemo *slot = loony_slot(T, key, klen);
+        if (!slot || slot->used) /* (a table of one or two slots is kept empty) */
+            return best;
         slot->used = 1;
         slot->len = (uint8_t)klen;
         memcpy(slot->key, key, klen);

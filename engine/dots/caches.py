@@ -42,12 +42,16 @@ def aux_entries(max_entries: int) -> int:
 
 
 class DotsCaches:
-    """The caches of the Dots search on one board size (``t``): ``tt``, ``evaluator``,
-    ``dp``. At most ``max_entries`` entries in all (see the module docstring), unless a
-    table of the caller's is passed as ``tt`` (then that table's own bound holds for it).
-    Not thread-safe: one search at a time."""
+    """The caches of the Dots search on one board size (``t``).
 
-    __slots__ = ("t", "max_entries", "tt", "evaluator", "dp", "table_bytes", "compiled")
+    The Python search's: ``tt``, ``evaluator``, ``dp``; the compiled core's: ``compiled``
+    (``compiled_table()``). Each set is made on its first use, so an owner only one core
+    searches with holds only that core's caches, at most ``max_entries`` entries in all (see
+    the module docstring), unless a table of the caller's is passed as ``tt`` (then that
+    table's own bound holds for it); an owner both cores search with holds at most that
+    much for each. Not thread-safe: one search at a time."""
+
+    __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp")
 
     def __init__(self, t: Tables, max_entries: int = DEFAULT_ENTRIES,
                  tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
@@ -55,14 +59,35 @@ class DotsCaches:
             raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
         self.t = t
         self.max_entries = max_entries
-        aux = aux_entries(max_entries)
-        self.dp = LoonyDP(aux)
-        self.evaluator = Evaluator(t, aux, self.dp)
-        tt_entries = max(1, max_entries - 3 * aux)
-        self.tt = tt if tt is not None else TranspositionTable(tt_entries)
+        self._tt = tt
+        self._evaluator = self._dp = None
         self.table_bytes = (table_bytes if table_bytes is not None
-                            else tt_entries * _compiled.entry_bytes(t.nl))
+                            else self._tt_entries() * _compiled.entry_bytes(t.nl))
         self.compiled = None  # the compiled core's table, made by its first search
+
+    def _tt_entries(self) -> int:
+        return max(1, self.max_entries - 3 * aux_entries(self.max_entries))
+
+    @property
+    def tt(self) -> TranspositionTable:
+        """The Python search's transposition table (made on first use)."""
+        if self._tt is None:
+            self._tt = TranspositionTable(self._tt_entries())
+        return self._tt
+
+    @property
+    def dp(self) -> LoonyDP:
+        """The chain DP's memo of the Python search (made on first use)."""
+        if self._dp is None:
+            self._dp = LoonyDP(aux_entries(self.max_entries))
+        return self._dp
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The Python search's horizon evaluation and its memos (made on first use)."""
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.t, aux_entries(self.max_entries), self.dp)
+        return self._evaluator
 
     def compiled_table(self):
         """The compiled core's table and memos (made on first use; raises RuntimeError
@@ -73,19 +98,31 @@ class DotsCaches:
         return self.compiled
 
     def bounds(self) -> dict[str, int]:
-        """The most entries each cache may hold (the compiled table's once it exists)."""
-        aux = self.evaluator.max_entries
-        out = {"tt": self.tt.max_entries, "values": aux, "ends": aux,
-               "dp": self.dp.max_entries}
+        """The most entries each cache made so far may hold: ``tt``, ``values``, ``ends``,
+        ``dp`` (the Python search's), ``compiled`` and ``compiled_memos`` (the compiled
+        core's table and its three memos)."""
+        out = {}
+        if self._tt is not None:
+            out["tt"] = self._tt.max_entries
+        if self._evaluator is not None:
+            out["values"] = out["ends"] = self._evaluator.max_entries
+        if self._dp is not None:
+            out["dp"] = self._dp.max_entries
         if self.compiled is not None:
             out["compiled"] = self.compiled.capacity
             out["compiled_memos"] = 3 * self.compiled.memo_slots
         return out
 
     def sizes(self) -> dict[str, int]:
-        """The entries each cache holds now."""
-        out = {"tt": len(self.tt), "values": len(self.evaluator.values),
-               "ends": len(self.evaluator.ends), "dp": len(self.dp)}
+        """The entries each cache made so far holds now (the names of ``bounds()``)."""
+        out = {}
+        if self._tt is not None:
+            out["tt"] = len(self._tt)
+        if self._evaluator is not None:
+            out["values"] = len(self._evaluator.values)
+            out["ends"] = len(self._evaluator.ends)
+        if self._dp is not None:
+            out["dp"] = len(self._dp)
         if self.compiled is not None:
             st = self.compiled.stats()
             out["compiled"] = st["entries"]
@@ -94,11 +131,9 @@ class DotsCaches:
 
     def clear(self) -> None:
         """Empty every cache."""
-        self.tt.clear()
-        self.evaluator.clear()
-        self.dp.clear()
-        if self.compiled is not None:
-            self.compiled.clear()
+        for c in (self._tt, self._evaluator, self._dp, self.compiled):
+            if c is not None:
+                c.clear()
 
     def __len__(self) -> int:
         return sum(self.sizes().values())

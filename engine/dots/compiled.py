@@ -74,12 +74,12 @@ def entry_bytes(lines: int) -> int:
 
 def new_table(nbytes: int, lines: int = MAX_LINES, memo_entries: int = 1 << 16):
     """A compiled table for boards of up to ``lines`` lines, of at most ``nbytes`` bytes of
-    entries (at least 16 entries), with memos of ``memo_entries`` slots each (rounded down
-    to a power of two, at least 16). Raises ``RuntimeError`` when the core is not available,
+    entries (at least one), with memos of ``memo_entries`` slots each (rounded down to a
+    power of two, at least one). Raises ``RuntimeError`` when the core is not available,
     ``ValueError`` for too few bytes."""
     if _core is None:
         raise RuntimeError(UNAVAILABLE_REASON)
-    return _core.Table(max(nbytes, 16 * entry_bytes(lines)), lines > 64, memo_entries)
+    return _core.Table(max(nbytes, entry_bytes(lines)), lines > 64, memo_entries)
 
 
 def board(t: Tables):

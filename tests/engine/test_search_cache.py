@@ -102,18 +102,27 @@ def _dots_position(w, h, moves=()):
     return state
 
 
-def test_clear_empties_every_cache_of_every_owner():
+@pytest.mark.parametrize("core", ["c", "python"])
+def test_clear_empties_every_cache_of_every_owner(core):
     cache = SearchCache(max_entries=100_000, max_tables=3)
     # a heuristic search fills the evaluation's memos; a proof the chain DP's
-    analyse(_dots_position(4, 4), time_ms=None, depth=3, cache=cache)
-    analyse(_dots_position(3, 3, OPENING), time_ms=None, cache=cache)
+    analyse(_dots_position(4, 4), time_ms=None, depth=3, cache=cache, core=core)
+    analyse(_dots_position(3, 3, OPENING), time_ms=None, cache=cache, core=core)
     analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=2, cache=cache)
     owners = cache.owners()
     assert len(owners) == 3
     sizes = {key: owner.sizes() for key, owner in owners.items()
              if isinstance(owner, DotsCaches)}
+    # an owner holds the caches of the core that searched with it, and only those
+    names = {"c": {"compiled", "compiled_memos"},
+             "python": {"tt", "values", "ends", "dp"}}[core]
+    assert set(sizes[("dots-and-boxes", 4, 4)]) == names
     assert all(sizes[("dots-and-boxes", 4, 4)].values()), sizes
-    assert sizes[("dots-and-boxes", 3, 3)]["tt"] and sizes[("dots-and-boxes", 3, 3)]["dp"]
+    if core == "python":
+        assert sizes[("dots-and-boxes", 3, 3)]["tt"] and sizes[("dots-and-boxes", 3, 3)]["dp"]
+    else:
+        assert sizes[("dots-and-boxes", 3, 3)]["compiled"]
+        assert owners[("dots-and-boxes", 3, 3)].compiled.stats()["loony_entries"]
     xttt = owners["extreme-tictactoe"]
     assert len(xttt.tt) and len(xttt.blocks)
     cache.clear()
@@ -121,25 +130,29 @@ def test_clear_empties_every_cache_of_every_owner():
     # the owners a search may still hold are empty too
     for owner in owners.values():
         assert len(owner) == 0
-        if isinstance(owner, DotsCaches):
+        if isinstance(owner, DotsCaches) and core == "python":
             assert not any(owner.sizes().values())
             assert not owner.evaluator.values and not owner.evaluator.ends
             assert not owner.dp.memo and not owner.tt.table
+        elif isinstance(owner, DotsCaches):
+            assert not any(owner.sizes().values())
+            assert len(owner.compiled) == 0 and owner.compiled.get(0) is None
         else:
             assert not owner.tt and not owner.blocks.table
 
 
+@pytest.mark.parametrize("core", ["c", "python"])
 @pytest.mark.parametrize("max_entries", [1, 16, 200, 5_000])
-def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries):
+def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries, core):
     """Searches that fill more than ``max_entries`` entries (a 4x3 heuristic search: the
     evaluation's memos; a 2x3 proof: the table and the chain DP; Extreme Tic-Tac-Toe: its
     table and block values) leave every cache within its bound, and right answers."""
     cache = SearchCache(max_entries=max_entries, max_tables=3)
     free = SearchCache(max_entries=10_000_000, max_tables=3)
     for c in (cache, free):
-        a = analyse(_dots_position(4, 3), time_ms=None, depth=3, cache=c)
+        a = analyse(_dots_position(4, 3), time_ms=None, depth=3, cache=c, core=core)
         assert a.value == 2
-        b = analyse(_dots_position(2, 3), time_ms=None, cache=c)
+        b = analyse(_dots_position(2, 3), time_ms=None, cache=c, core=core)
         assert b.exact and b.value == -2
         x = analyse(load_game("extreme-tictactoe").new_state(), time_ms=None, depth=3, cache=c)
         assert x.value == 3667
@@ -161,16 +174,29 @@ def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries):
 
 
 def test_the_budget_split():
+    def made(owner):
+        # every cache made (each is made by the first search that needs it)
+        owner.tt, owner.evaluator, owner.compiled_table()
+        return owner.bounds()
+
     owner = SearchCache(max_entries=1_000_000).owner(("dots-and-boxes", 5, 5),
                                                      lambda n: DotsCaches(_tables(5, 5), n))
-    assert owner.bounds() == {"tt": 1_000_000 - 3 * 62_500, "values": 62_500,
-                              "ends": 62_500, "dp": 62_500}
-    big = DotsCaches(_tables(5, 5), 10_000_000).bounds()
+    assert owner.bounds() == {}
+    # the compiled table: the Python table's share in 16-byte entries (13,000,000 bytes),
+    # rounded down to a power of two of entries; its memos: a power of two of the share
+    assert made(owner) == {"tt": 1_000_000 - 3 * 62_500, "values": 62_500, "ends": 62_500,
+                           "dp": 62_500, "compiled": 1 << 19, "compiled_memos": 3 << 15}
+    assert owner.compiled.nbytes == 16 << 19 and not owner.compiled.wide
+    big = made(DotsCaches(_tables(5, 5), 10_000_000))
     assert big["values"] == big["ends"] == big["dp"] == 65_536
     assert big["tt"] == 10_000_000 - 3 * 65_536
     # a search given no cache: the engine's usual 2,000,000-entry table, 65,536 for the rest
-    assert DotsCaches(_tables(5, 5)).bounds() == {"tt": 2_000_000, "values": 65_536,
-                                                  "ends": 65_536, "dp": 65_536}
+    assert made(DotsCaches(_tables(5, 5))) == {"tt": 2_000_000, "values": 65_536,
+                                               "ends": 65_536, "dp": 65_536,
+                                               "compiled": 1 << 20, "compiled_memos": 3 << 16}
+    # a board of more than 64 lines: 32-byte entries; table_bytes given: that many bytes
+    wide = DotsCaches(_tables(6, 6), 1_000_000, table_bytes=3 << 20)
+    assert wide.compiled_table().wide and wide.compiled.nbytes == 2 << 20
     x = XtttCaches(1_000_000)
     assert x.blocks.max_entries == 62_500 and x.tt_entries == 937_500
     assert 2 * x.tt_max + 1 <= x.tt_entries
@@ -200,19 +226,25 @@ def test_two_caches_share_no_entries():
     assert xa.tt is not xb.tt and xa.blocks is not xb.blocks
 
 
-def test_a_search_without_a_cache_keeps_nothing_after_it():
+@pytest.mark.parametrize("core", ["c", "python"])
+def test_a_search_without_a_cache_keeps_nothing_after_it(core):
     """Two analyses without a ``SearchCache`` share no memo: each search's caches are its
     own (and nothing is left at module level: see the next test)."""
     from boxfish.engine.dots.search import analyse_position
-    from boxfish.engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search_core import CompiledSearcher, Searcher
 
     t = _tables(3, 3)
     s1, s2 = Searcher(t), Searcher(t)
     assert s1.caches is not s2.caches and s1.tt is s1.caches.tt
+    c1, c2 = CompiledSearcher(t), CompiledSearcher(t)
+    assert c1.caches is not c2.caches and c1.tt is c1.caches.compiled is not c2.tt
     owner = DotsCaches(t)
-    a = analyse_position(3, 3, 0, engine.Limit(depth=3), caches=owner)
-    assert len(owner.tt) > 0 and len(owner.evaluator.values) > 0
-    assert analyse_position(3, 3, 0, engine.Limit(depth=3)).nodes == a.nodes
+    a = analyse_position(3, 3, 0, engine.Limit(depth=3), caches=owner, core=core)
+    if core == "python":
+        assert len(owner.tt) > 0 and len(owner.evaluator.values) > 0
+    else:
+        assert len(owner.compiled) > 0 and owner.compiled.stats()["eval_entries"] > 0
+    assert analyse_position(3, 3, 0, engine.Limit(depth=3), core=core).nodes == a.nodes
 
 
 # names at module level that are mutable containers but no cache
