@@ -10,7 +10,8 @@ fi
 extras=${1:-}
 spec="."
 [ -n "$extras" ] && spec=".[$extras]"
-stamp=".venv/.boxfish-installed-$(cat pyproject.toml | sha1sum | cut -c1-12)-${extras:-base}"
+# reinstalled (and the compiled core rebuilt) when the project's metadata or the C source change
+stamp=".venv/.boxfish-installed-$(cat pyproject.toml setup.py engine/dots/_core.c | sha1sum | cut -c1-12)-${extras:-base}"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e "$spec"

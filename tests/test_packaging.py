@@ -19,11 +19,12 @@ def installed(tmp_path_factory) -> Path:
     """``pip install .`` (not editable, no dependencies) of a copy of the source tree (so the
     build leaves nothing in the checkout) into a fresh target folder."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "openapi.yaml"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "openapi.yaml"):
         shutil.copy(ROOT / name, source / name)
     for name in ("engine", "service", "workers"):
+        # (without the checkout's own build of the compiled core: pip builds its own)
         shutil.copytree(ROOT / name, source / name, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
     target = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
@@ -68,3 +69,18 @@ def test_the_namespace_imports(installed):
     engine_file, openapi = proc.stdout.split()
     assert Path(engine_file).is_relative_to(installed)
     assert Path(openapi).is_relative_to(installed)
+
+
+def test_the_install_builds_the_compiled_core(installed):
+    """``pip install .`` compiles the Dots search's C core into the package, and analyses
+    use it."""
+    proc = _python(installed, (
+        "from boxfish.engine.dots import compiled\n"
+        "from boxfish.engine.dots.search import analyse_position\n"
+        "print(compiled._core.__file__)\n"
+        "a = analyse_position(3, 3, 0, multipv=1, solve=True)\n"
+        "print(a.core, a.value, a.nodes)"))
+    assert proc.returncode == 0, proc.stderr
+    core_file, ran = proc.stdout.strip().split("\n")
+    assert Path(core_file).is_relative_to(installed / "boxfish" / "engine" / "dots")
+    assert ran == "c -3 82031"

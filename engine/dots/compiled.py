@@ -21,6 +21,8 @@ proven one (it is dropped). ``clear()`` empties it and gives the memory back.
 
 from __future__ import annotations
 
+import warnings
+
 from . import evaluate
 from .search_board import Tables
 
@@ -54,6 +56,11 @@ def resolve(core: str | None, t: Tables) -> str:
     else ``"c"`` when the compiled core is available and takes the board. Raises
     ``ValueError`` for another name, or for ``"c"`` where it cannot run."""
     if core is None:
+        if _core is None:
+            # (the warnings module shows it once per process)
+            warnings.warn(f"Dots-and-Boxes analyses run the pure-Python search: "
+                          f"{UNAVAILABLE_REASON}", RuntimeWarning, stacklevel=2)
+            return "python"
         return "c" if fits(t) else "python"
     if core == "python":
         return core

@@ -3,6 +3,9 @@ a fixed set of searches, recorded before the search's internals were cleaned up 
 lines and boxes, the transposition key written once, caches owned by a ``SearchCache``, no
 process-wide side effects) and required to stay identical.
 
+Every case runs on both cores (the compiled one on boards of up to 128 lines): the compiled
+core is the same search, node for node.
+
 Styles: ``solve`` is ``analyse_position(w, h, drawn)`` (no limit: a proof, then every root move
 refined to an exact value); ``bench`` is the solve bench's call (``multipv=1, solve=True``:
 3x3 82,031 nodes, 2x5 610,276); ``limit`` is ``Limit(nodes=..., depth=...)`` (the 10x10
@@ -85,18 +88,26 @@ CASES = [
 ]
 
 
-def _run(w, h, drawn, style, nodes, depth):
+def _run(w, h, drawn, style, nodes, depth, core):
     if style == "solve":
-        return analyse_position(w, h, drawn)
+        return analyse_position(w, h, drawn, core=core)
     if style == "bench":
-        return analyse_position(w, h, drawn, multipv=1, solve=True)
-    return analyse_position(w, h, drawn, Limit(nodes=nodes, depth=depth))
+        return analyse_position(w, h, drawn, multipv=1, solve=True, core=core)
+    return analyse_position(w, h, drawn, Limit(nodes=nodes, depth=depth), core=core)
 
 
-@pytest.mark.parametrize("w, h, drawn, style, nodes, depth, want_nodes, value, best, bound",
-                         CASES, ids=[f"{c[0]}x{c[1]}-{c[3]}-{i}" for i, c in enumerate(CASES)])
-def test_search_results_are_unchanged(w, h, drawn, style, nodes, depth, want_nodes, value, best,
-                                      bound):
-    got = _run(w, h, drawn, style, nodes, depth)
+# Both cores must count exactly these nodes: the compiled core is the same search (boards of
+# up to 128 lines: the 10x10 cases are the Python core's only).
+RUNS = [(core, *c) for c in CASES for core in ("python", "c")
+        if core == "python" or (c[0] + 1) * c[1] + (c[1] + 1) * c[0] <= 128]
+
+
+@pytest.mark.parametrize("core, w, h, drawn, style, nodes, depth, want_nodes, value, best, "
+                         "bound", RUNS,
+                         ids=[f"{r[0]}-{r[1]}x{r[2]}-{r[4]}-{i}" for i, r in enumerate(RUNS)])
+def test_search_results_are_unchanged(core, w, h, drawn, style, nodes, depth, want_nodes, value,
+                                      best, bound):
+    got = _run(w, h, drawn, style, nodes, depth, core)
+    assert got.core == core
     assert (got.nodes, got.value, got.best_move, str(got.bound)) == \
         (want_nodes, value, best, bound)
