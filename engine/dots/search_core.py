@@ -50,6 +50,8 @@ from .geometry import bits
 from .search_board import Tables
 from .search_tt import INF, PROVEN, TranspositionTable
 
+#: Boards of more lines than this read the clock at every node (see ``_build_search``).
+SLOW_NODE_LINES = 128
 # depths below this are iterative-deepening depths (heuristic leaves); proofs use PROVEN - k
 _HEURISTIC_DEPTHS = PROVEN // 2
 
@@ -263,6 +265,12 @@ class Searcher(SearcherBase):
         gen_safe = self.gen_safe
         gen_sacrifices = self.gen_sacrifices
         check = self.check_limits
+        # On boards past the compiled core's (more than 128 lines) a node costs up to a
+        # millisecond or two (20x20: the evaluation's fills walk 840 lines), so 16 nodes
+        # between two looks at the clock overran a 200 ms deadline by 17 ms: there the clock
+        # is read at every node (the node budget is still checked every 16 nodes).
+        every_node = t.nl > SLOW_NODE_LINES
+        perf = time.perf_counter
         from_key_frame = t.from_key_frame
         heuristic = _HEURISTIC_DEPTHS
         twin_line = 0
@@ -280,6 +288,10 @@ class Searcher(SearcherBase):
             n = self.nodes = self.nodes + 1
             if not n & 15:
                 check()
+            elif every_node:
+                dl = self.deadline
+                if dl is not None and perf() >= dl:
+                    raise SearchAborted
             if vals is None:
                 vals = [(drawn & m).bit_count() for m in box_mask]
             gained = 0

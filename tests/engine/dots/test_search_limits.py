@@ -6,6 +6,8 @@ import itertools
 import json
 import time
 
+import pytest
+
 from boxfish.engine import analyse, load_game
 from boxfish.engine.analysis import Progress
 
@@ -316,3 +318,23 @@ def test_dots_analyses_have_no_mate_distance():
         d = a.to_dict()
         assert d["mate_in"] is None and all(m["mate_in"] is None for m in d["moves"])
     assert exact.exact and progress and all(p.mate_in is None for p in progress)
+
+
+def test_big_boards_read_the_clock_at_every_node():
+    """A node of a 20x20 search costs a millisecond or more: 16 nodes between two looks at
+    the clock overran 200 ms deadlines by 17 ms. Past 128 lines the deadline is checked at
+    every node (the node budget still every 16); smaller boards check every 16 nodes."""
+    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search_tt import INF, PROVEN
+    from boxfish.engine.search import SearchAborted
+
+    for (w, h), nodes in {(20, 20): 1, (9, 9): 1, (5, 5): 16}.items():
+        s = Searcher(tables(w, h), deadline=time.perf_counter() - 1)
+        with pytest.raises(SearchAborted):
+            s.search(0, -INF, INF, PROVEN)
+        assert s.nodes == nodes, (w, h)
+    s = Searcher(tables(20, 20), max_nodes=5)
+    with pytest.raises(SearchAborted):
+        s.search(0, -INF, INF, 2)
+    assert s.nodes == 16
