@@ -498,15 +498,17 @@ def bench_deadlines(ms, reps, seed, slack_ms):
 
 # ------------------------------------------------------------------------------------ match
 
-def bench_match(games, ms, w=5, h=5):
+def bench_match(games, ms, slack_ms=10, w=5, h=5):
     say(f"## Match on {w}x{h}: compiled core vs Python core, {games} games at {ms} ms per move "
         f"(alternating who starts; a SearchCache per player per game)")
     game = load_game("dots-and-boxes", width=w, height=h)
+    nl = tables(w, h).nl
     wins = draws = losses = 0
     margins = []
     seen = set()
-    worst = {"c": 0.0, "python": 0.0}
-    moves_of = {"c": 0, "python": 0}
+    # every move's wall time per core, and the slowest with where it happened
+    elapsed = {"c": [], "python": []}
+    worst = {"c": (0.0, None), "python": (0.0, None)}
     t_start = time.perf_counter()
     for g in range(games):
         c_player = g % 2  # the compiled core moves first in even games
@@ -516,8 +518,12 @@ def bench_match(games, ms, w=5, h=5):
             core = "c" if state.to_move == c_player else "python"
             t0 = time.perf_counter()
             a = engine_analyse(state, time_ms=ms, core=core, cache=caches[core])
-            worst[core] = max(worst[core], (time.perf_counter() - t0) * 1000)
-            moves_of[core] += 1
+            ms_used = (time.perf_counter() - t0) * 1000
+            elapsed[core].append(ms_used)
+            if ms_used > worst[core][0]:
+                worst[core] = (ms_used, (g + 1, len(state.history) + 1,
+                                         (~state.drawn & ((1 << nl) - 1)).bit_count(),
+                                         a.depth, a.nodes))
             state.play(a.best_move)
         s = state.scores
         margin = s[c_player] - s[1 - c_player]
@@ -534,11 +540,22 @@ def bench_match(games, ms, w=5, h=5):
     second = [m for i, m in enumerate(margins) if i % 2 == 1]
     say()
     table(("games", "compiled W", "D", "L", "mean margin (c - python)",
-           "margin, c first", "margin, c second", "distinct games", "slowest move c / py ms"),
+           "margin, c first", "margin, c second", "distinct games"),
           [(games, wins, draws, losses, f"{statistics.mean(margins):+.2f}",
             f"{statistics.mean(first):+.2f}" if first else "",
-            f"{statistics.mean(second):+.2f}" if second else "", len(seen),
-            f"{worst['c']:.0f} / {worst['python']:.0f}")])
+            f"{statistics.mean(second):+.2f}" if second else "", len(seen))])
+    rows = []
+    for core in ("c", "python"):
+        el = sorted(elapsed[core])
+        if not el:
+            continue
+        ms_w, where = worst[core]
+        rows.append((core, len(el), f"{statistics.median(el):.1f}",
+                     f"{el[int(0.99 * (len(el) - 1))]:.1f}", f"{ms_w:.1f}",
+                     sum(1 for x in el if x > ms + slack_ms),
+                     "game {}, move {} ({} undrawn; depth {}, {:,} nodes)".format(*where)))
+    table(("core", "moves", "median ms", "p99 ms", "max ms", f"over {ms} + {slack_ms} ms",
+           "slowest move"), rows)
 
 
 def main(argv=None) -> int:
@@ -570,7 +587,8 @@ def main(argv=None) -> int:
     p.add_argument("--deadline-ms", type=int, default=200)
     p.add_argument("--deadline-reps", type=int, default=5)
     p.add_argument("--deadline-slack", type=int, default=10,
-                   help="ms over the deadline still counted as holding it")
+                   help="ms over the deadline still counted as holding it ('deadlines', "
+                        "'match')")
     p.add_argument("--match-games", type=int, default=100)
     p.add_argument("--match-ms", type=int, default=200)
     p.add_argument("--repeat", type=int, default=1,
@@ -606,7 +624,7 @@ def main(argv=None) -> int:
     if "deadlines" not in skip:
         bench_deadlines(args.deadline_ms, args.deadline_reps, args.seed, args.deadline_slack)
     if "match" not in skip:
-        bench_match(args.match_games, args.match_ms)
+        bench_match(args.match_games, args.match_ms, args.deadline_slack)
     say(f"(all done in {time.perf_counter() - t0:.0f}s)")
     return 0
 
