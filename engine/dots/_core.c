@@ -505,6 +505,7 @@ typedef struct {
     void *e;
     int wide;
     size_t mask, used, nbytes;
+    size_t max_mask;        /* the table grows (doubling) up to max_mask + 1 slots */
     unsigned long long evictions, refused;
     uint8_t gen;
     int busy;
@@ -524,6 +525,17 @@ static inline uint64_t hash_bb(bb_t k)
     h ^= h >> 33;
     return h;
 }
+
+static void *entries_alloc(size_t nbytes);
+static void entries_free(void *e, size_t nbytes);
+static void table_grow(Table *T);
+
+/* The table starts with at most this many slots and doubles while more than 1 / GROW_AT of
+ * them are used, up to the size it was given: a short search pays for the memory it touches,
+ * not for zeroing the whole table. (At an eighth full a window of WINDOW slots is almost never
+ * full, so nothing is replaced before the table reaches its size.) */
+#define INITIAL_SLOTS ((size_t)1 << 16)
+#define GROW_AT 8
 
 #define WIDE_ENC(v) (v)
 #define WIDE_DEC(c) (c)
@@ -591,9 +603,19 @@ static inline uint64_t hash_bb(bb_t k)
                 return;                                                                        \
             }                                                                                  \
         }                                                                                      \
-        if (slot)                                                                              \
+        if (slot) {                                                                            \
             T->used++;                                                                         \
-        else {                                                                                 \
+            if (T->used * GROW_AT > T->mask + 1 && T->mask < T->max_mask) {                    \
+                slot->key = k;                                                                 \
+                slot->depth = depth;                                                           \
+                slot->lo = ENC(lo);                                                            \
+                slot->hi = ENC(hi);                                                            \
+                slot->move = move;                                                             \
+                slot->gen = T->gen;                                                            \
+                table_grow(T);                                                                 \
+                return;                                                                        \
+            }                                                                                  \
+        } else {                                                                               \
             int vr = 0;                                                                        \
             for (int w = 0; w < WINDOW; w++) {                                                 \
                 ENTRY *e = &E[(i + w) & T->mask];                                              \
@@ -615,6 +637,25 @@ static inline uint64_t hash_bb(bb_t k)
         slot->hi = ENC(hi);                                                                    \
         slot->move = move;                                                                     \
         slot->gen = T->gen;                                                                    \
+    }                                                                                          \
+    /* moves every entry into ``E2`` (mask2 + 1 slots, more than now) */                      \
+    static void NAME##_rehash(Table *T, void *E2v, size_t mask2)                               \
+    {                                                                                          \
+        ENTRY *E = (ENTRY *)T->e, *E2 = (ENTRY *)E2v;                                          \
+        for (size_t j = 0; j <= T->mask; j++) {                                                \
+            if (!E[j].gen)                                                                     \
+                continue;                                                                      \
+            size_t i = (size_t)hash_bb((bb_t)E[j].key) & mask2;                                \
+            int w = 0;                                                                         \
+            while (w < WINDOW && E2[(i + w) & mask2].gen)                                      \
+                w++;                                                                           \
+            if (w < WINDOW)                                                                    \
+                E2[(i + w) & mask2] = E[j];                                                    \
+            else {                                                                             \
+                T->used--;                                                                     \
+                T->evictions++;                                                                \
+            }                                                                                  \
+        }                                                                                      \
     }
 
 TT_IMPL(wide, WideEntry, bb_t, WIDE_ENC, WIDE_DEC)
@@ -623,6 +664,24 @@ TT_IMPL(narrow, NarrowEntry, uint64_t, NARROW_ENC, NARROW_DEC)
 static inline size_t entry_size(int wide)
 {
     return wide ? sizeof(WideEntry) : sizeof(NarrowEntry);
+}
+
+static void table_grow(Table *T)
+{
+    size_t mask2 = T->mask * 2 + 1, es = entry_size(T->wide);
+    void *e2 = entries_alloc((mask2 + 1) * es);
+    if (!e2) { /* no memory: stay at this size */
+        T->max_mask = T->mask;
+        return;
+    }
+    if (T->wide)
+        wide_rehash(T, e2, mask2);
+    else
+        narrow_rehash(T, e2, mask2);
+    entries_free(T->e, T->nbytes);
+    T->e = e2;
+    T->mask = mask2;
+    T->nbytes = (mask2 + 1) * es;
 }
 
 static inline int tt_get(Table *T, bb_t key, Probe *p)
@@ -643,21 +702,25 @@ static inline void tt_prefetch(Table *T, bb_t key)
     __builtin_prefetch((char *)T->e + ((size_t)hash_bb(key) & T->mask) * entry_size(T->wide));
 }
 
-static void table_clear(Table *T)
+/* Empties the table and gives its memory back: it starts again at its initial size. */
+static int table_clear(Table *T)
 {
-#if defined(__linux__) && defined(MADV_DONTNEED)
-    /* gives the pages back: they read as zero when touched again */
-    if (madvise(T->e, T->nbytes, MADV_DONTNEED) != 0)
-        memset(T->e, 0, T->nbytes);
-#else
-    memset(T->e, 0, T->nbytes);
-#endif
+    size_t slots = T->max_mask + 1 < INITIAL_SLOTS ? T->max_mask + 1 : INITIAL_SLOTS;
+    size_t es = entry_size(T->wide);
+    void *e = entries_alloc(slots * es);
+    if (!e)
+        return -1;
+    entries_free(T->e, T->nbytes);
+    T->e = e;
+    T->mask = slots - 1;
+    T->nbytes = slots * es;
     memset(T->eval, 0, T->memo_slots * sizeof(Memo));
     memset(T->ends, 0, T->memo_slots * sizeof(Memo));
     memset(T->loony, 0, T->memo_slots * sizeof(LoonyMemo));
     T->used = T->loony_used = 0;
     T->evictions = T->refused = 0;
     T->gen = 1;
+    return 0;
 }
 
 /* The entry array: anonymous memory, zero until touched, in huge pages where the kernel
@@ -715,9 +778,10 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return NULL;
     }
     /* (a table smaller than a window works: the window's probes wrap around it) */
-    size_t slots = 1;
-    while (slots * 2 * es <= (unsigned long long)nbytes)
-        slots *= 2;
+    size_t max_slots = 1;
+    while (max_slots * 2 * es <= (unsigned long long)nbytes)
+        max_slots *= 2;
+    size_t slots = max_slots < INITIAL_SLOTS ? max_slots : INITIAL_SLOTS;
     Table *T = (Table *)type->tp_alloc(type, 0);
     if (!T)
         return NULL;
@@ -734,6 +798,7 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return PyErr_NoMemory();
     }
     T->mask = slots - 1;
+    T->max_mask = max_slots - 1;
     T->gen = 1;
     return (PyObject *)T;
 }
@@ -787,7 +852,8 @@ static PyObject *Table_clear(Table *T, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
         return NULL;
     }
-    table_clear(T);
+    if (table_clear(T) < 0)
+        return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
@@ -806,8 +872,11 @@ static PyObject *Table_stats(Table *T, PyObject *unused)
         ev += T->eval[i].used != 0;
         en += T->ends[i].used != 0;
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "memo_slots",
-                         (Py_ssize_t)T->memo_slots, "entries", (Py_ssize_t)T->used,
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "memo_slots",
+                         (Py_ssize_t)T->memo_slots, "max_capacity",
+                         (Py_ssize_t)(T->max_mask + 1), "max_nbytes",
+                         (Py_ssize_t)((T->max_mask + 1) * entry_size(T->wide)), "entries",
+                         (Py_ssize_t)T->used,
                          "capacity", (Py_ssize_t)(T->mask + 1), "nbytes",
                          (Py_ssize_t)T->nbytes, "evictions", T->evictions, "refused",
                          T->refused, "eval_entries", (Py_ssize_t)ev, "end_entries",
@@ -830,6 +899,14 @@ static PyObject *Table_get_capacity(Table *T, void *c)
 {
     return PyLong_FromSize_t(T->mask + 1);
 }
+static PyObject *Table_get_max_capacity(Table *T, void *c)
+{
+    return PyLong_FromSize_t(T->max_mask + 1);
+}
+static PyObject *Table_get_max_nbytes(Table *T, void *c)
+{
+    return PyLong_FromSize_t((T->max_mask + 1) * entry_size(T->wide));
+}
 static PyObject *Table_get_wide(Table *T, void *c) { return PyBool_FromLong(T->wide); }
 static PyObject *Table_get_memo_slots(Table *T, void *c)
 {
@@ -841,8 +918,11 @@ static PyObject *Table_get_evictions(Table *T, void *c)
 }
 
 static PyGetSetDef Table_getset[] = {
-    {"nbytes", (getter)Table_get_nbytes, NULL, "bytes of the entry array", NULL},
-    {"capacity", (getter)Table_get_capacity, NULL, "entry slots", NULL},
+    {"nbytes", (getter)Table_get_nbytes, NULL, "bytes of the entry array now", NULL},
+    {"capacity", (getter)Table_get_capacity, NULL, "entry slots now", NULL},
+    {"max_capacity", (getter)Table_get_max_capacity, NULL,
+     "entry slots the table may grow to (a power of two in the bytes it was given)", NULL},
+    {"max_nbytes", (getter)Table_get_max_nbytes, NULL, "bytes the entries may grow to", NULL},
     {"evictions", (getter)Table_get_evictions, NULL, "entries replaced by other keys", NULL},
     {"memo_slots", (getter)Table_get_memo_slots, NULL,
      "slots of each of the three memos (horizon values, fill ends, chain DP)", NULL},

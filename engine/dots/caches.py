@@ -109,7 +109,7 @@ class DotsCaches:
         if self._dp is not None:
             out["dp"] = self._dp.max_entries
         if self.compiled is not None:
-            out["compiled"] = self.compiled.capacity
+            out["compiled"] = self.compiled.max_capacity
             out["compiled_memos"] = 3 * self.compiled.memo_slots
         return out
 

@@ -9,8 +9,10 @@ neither transposition table has had to replace an entry
 extension could not be built (``UNAVAILABLE_REASON`` says why), use the Python search.
 
 The compiled table: ``new_table(nbytes, lines, memo_entries)``. Entries are 16 bytes on
-boards of up to 64 lines (64-bit keys), 32 beyond; the table holds the largest power of two
-of entries that fits in ``nbytes``. Replacement rule: a position keeps its slot and is
+boards of up to 64 lines (64-bit keys), 32 beyond; the table may hold the largest power of
+two of entries that fits in ``nbytes`` (``max_capacity``). It starts with at most 65,536
+slots and doubles whenever more than half are used, up to that, so a short search pays for
+the memory it uses, not for zeroing all of it. Replacement rule: a position keeps its slot and is
 updated as :class:`search_tt.TranspositionTable` updates it (a proven entry is only merged
 with proven ones, a heuristic one replaced by an equally deep or deeper one); a new position
 takes the first free slot of its window of 8 slots; with none free, it replaces the window's

@@ -186,7 +186,7 @@ def test_the_budget_split():
     # rounded down to a power of two of entries; its memos: a power of two of the share
     assert made(owner) == {"tt": 1_000_000 - 3 * 62_500, "values": 62_500, "ends": 62_500,
                            "dp": 62_500, "compiled": 1 << 19, "compiled_memos": 3 << 15}
-    assert owner.compiled.nbytes == 16 << 19 and not owner.compiled.wide
+    assert owner.compiled.max_nbytes == 16 << 19 and not owner.compiled.wide
     big = made(DotsCaches(_tables(5, 5), 10_000_000))
     assert big["values"] == big["ends"] == big["dp"] == 65_536
     assert big["tt"] == 10_000_000 - 3 * 65_536
@@ -196,7 +196,7 @@ def test_the_budget_split():
                                                "compiled": 1 << 20, "compiled_memos": 3 << 16}
     # a board of more than 64 lines: 32-byte entries; table_bytes given: that many bytes
     wide = DotsCaches(_tables(6, 6), 1_000_000, table_bytes=3 << 20)
-    assert wide.compiled_table().wide and wide.compiled.nbytes == 2 << 20
+    assert wide.compiled_table().wide and wide.compiled.max_nbytes == 2 << 20
     x = XtttCaches(1_000_000)
     assert x.blocks.max_entries == 62_500 and x.tt_entries == 937_500
     assert 2 * x.tt_max + 1 <= x.tt_entries
