@@ -1,11 +1,18 @@
 """Every Redis key the service writes, named once.
 
 Per-game keys share the hash tag ``{game:<id>}`` so that a game's log, metadata and idempotency
-records live in one Redis Cluster slot and the append script may touch them together::
+records live in one Redis Cluster slot (on one master) and the append script may touch them
+together::
 
     <prefix>:{game:<id>}:log    Stream, one entry per move; entry id "<serial>-0"
     <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at
-    <prefix>:{game:<id>}:idem   Hash: Idempotency-Key -> "<body fingerprint> <serial>"
+    <prefix>:{game:<id>}:idem:<sha256 hex of the Idempotency-Key>
+                                String "<body fingerprint> <serial>" with a TTL (the record
+                                expires: BOXFISH_IDEMPOTENCY_TTL_S, default 24 h)
+    <prefix>:{game:<id>}:idem   Hash: Idempotency-Key -> "<body fingerprint> <serial>": the
+                                records of earlier versions, which never expired; read as a
+                                fallback (a retry across an upgrade still replays), never
+                                written
 
 Analysis keys::
 
@@ -17,6 +24,7 @@ RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 DEFAULT_PREFIX = "boxfish"
@@ -44,7 +52,14 @@ class KeySpace:
         return self._game(game_id, GAME_META)
 
     def game_idempotency(self, game_id: str) -> str:
+        """The hash of idempotency records written by earlier versions (read-only now)."""
         return self._game(game_id, GAME_IDEMPOTENCY)
+
+    def idempotency_record(self, game_id: str, idempotency_key: str) -> str:
+        """The key of one idempotency record: the client's key is hashed, so any length or
+        character is fine and the Redis key stays short."""
+        digest = hashlib.sha256(idempotency_key.encode()).hexdigest()
+        return self._game(game_id, f"{GAME_IDEMPOTENCY}:{digest}")
 
     def analysis_job(self, queue: str, request_digest: str) -> str:
         """The key naming the job of a request (``AnalysisRequest.digest()``) on ``queue``."""

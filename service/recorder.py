@@ -3,12 +3,16 @@
 A recorder keeps, per game, metadata and an append-only log of :class:`MoveEvent` with serials
 1, 2, 3, ... and no gap. :meth:`Recorder.append` is an atomic compare-and-append: it stores the
 event only if its serial is the current serial + 1, and records the idempotency key with it in
-the same step. Every backend passes the shared contract suite in
+the same step. Idempotency records may expire (``idempotency_ttl_s``): after that the key is a
+new key. A backend that replicates may be asked to acknowledge an append only once replicas
+have it; when they do not in time it raises :class:`NotReplicated` (the event is stored all
+the same). Every backend passes the shared contract suite in
 ``tests/service/test_recorder_contract.py``.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -35,6 +39,26 @@ class IdempotencyKeyReused(Exception):
     def __init__(self, serial: int) -> None:
         self.serial = serial
         super().__init__(f"idempotency key already used for serial {serial} with another body")
+
+
+class NotReplicated(Exception):
+    """The event with ``serial`` is in the log, but fewer replicas than required
+    (``required``) confirmed having it in time: only ``acked`` did.
+
+    Nothing is rolled back: the move stays in the log (readers see it, the serial is taken).
+    What is missing is the promise that it survives the loss of the server that took it. A
+    retry with the same idempotency key and body finds the record, waits for the replicas
+    again and returns the event (``Appended(..., replayed=True)``) once they have it, or
+    raises ``NotReplicated`` again.
+    """
+
+    def __init__(self, serial: int, acked: int, required: int | None = None) -> None:
+        self.serial = serial
+        self.acked = acked
+        self.required = required
+        wanted = f" of {required}" if required is not None else ""
+        super().__init__(f"move {serial} is stored but only {acked}{wanted} replicas "
+                         "confirmed it in time")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +102,17 @@ class Recorder(ABC):
         :class:`IdempotencyKeyReused`; if ``expected_serial`` is not current + 1 raise
         :class:`SerialConflict`; else append, set the game's serial and status from the event
         and record the key. Raises :class:`GameNotFound`.
+
+        A backend configured to wait for replicas raises :class:`NotReplicated` after storing
+        the event (or finding its record on a retry) when they do not confirm it in time.
         """
 
     @abstractmethod
     def lookup_idempotency(self, game_id: str, key: str) -> tuple[str, int] | None:
-        """``(fingerprint, serial)`` recorded for ``key``, or None."""
+        """``(fingerprint, serial)`` recorded for ``key``, or None (never recorded, or
+        expired). Raises :class:`GameNotFound`. A backend configured to wait for replicas
+        returns a record only once they have it (so that an answer built from it promises as
+        much as an append), else raises :class:`NotReplicated`."""
 
     @abstractmethod
     def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[MoveEvent]:
@@ -103,14 +133,36 @@ def _check_event(expected_serial: int, event: MoveEvent) -> None:
         raise ValueError(f"event serial {event.serial} != expected serial {expected_serial}")
 
 
-class InMemoryRecorder(Recorder):
-    """A recorder in process memory: for unit tests and single-process experiments."""
+def _check_ttl(idempotency_ttl_s: float | None) -> None:
+    if idempotency_ttl_s is not None and not 0 < idempotency_ttl_s < math.inf:
+        raise ValueError(f"idempotency_ttl_s must be positive and finite (None: no expiry), "
+                         f"not {idempotency_ttl_s!r}")
 
-    def __init__(self) -> None:
+
+class InMemoryRecorder(Recorder):
+    """A recorder in process memory: for unit tests and single-process experiments.
+
+    ``idempotency_ttl_s``: how long an idempotency record lasts (None: for ever). There are no
+    replicas, so there is nothing to wait for: :class:`NotReplicated` is never raised.
+    """
+
+    def __init__(self, *, idempotency_ttl_s: float | None = None) -> None:
+        _check_ttl(idempotency_ttl_s)
+        self.idempotency_ttl_s = idempotency_ttl_s
         self._cond = threading.Condition()
         self._meta: dict[str, GameMeta] = {}
         self._logs: dict[str, list[MoveEvent]] = {}
-        self._idem: dict[str, dict[str, tuple[str, int]]] = {}
+        #: game id -> key -> (fingerprint, serial, monotonic expiry or None)
+        self._idem: dict[str, dict[str, tuple[str, int, float | None]]] = {}
+
+    def _record(self, game_id: str, key: str) -> tuple[str, int] | None:
+        rec = self._idem[game_id].get(key)
+        if rec is None:
+            return None
+        if rec[2] is not None and time.monotonic() >= rec[2]:
+            del self._idem[game_id][key]
+            return None
+        return rec[0], rec[1]
 
     def create_game(self, meta: GameMeta) -> None:
         with self._cond:
@@ -133,7 +185,7 @@ class InMemoryRecorder(Recorder):
             meta = self.get_meta(game_id)
             log = self._logs[game_id]
             if idempotency_key is not None:
-                rec = self._idem[game_id].get(idempotency_key)
+                rec = self._record(game_id, idempotency_key)
                 if rec is not None:
                     if rec[0] != fingerprint:
                         raise IdempotencyKeyReused(rec[1])
@@ -143,14 +195,16 @@ class InMemoryRecorder(Recorder):
             log.append(event)
             self._meta[game_id] = replace(meta, serial=event.serial, status=event.status)
             if idempotency_key is not None:
-                self._idem[game_id][idempotency_key] = (fingerprint, event.serial)
+                ttl = self.idempotency_ttl_s
+                self._idem[game_id][idempotency_key] = (
+                    fingerprint, event.serial, None if ttl is None else time.monotonic() + ttl)
             self._cond.notify_all()
             return Appended(event)
 
     def lookup_idempotency(self, game_id, key):
         with self._cond:
             self.get_meta(game_id)
-            return self._idem[game_id].get(key)
+            return self._record(game_id, key)
 
     def read(self, game_id, after=0, upto=None):
         with self._cond:

@@ -1,19 +1,31 @@
-"""The Redis backend of the recorder.
+"""The Redis backend of the recorder, on one Redis server or on a Redis Cluster.
 
 Layout (see :mod:`service.keys`): the log is a Stream whose entry ids are ``<serial>-0``, so
 ``XRANGE``/``XREAD`` by serial need no translation and Redis itself refuses an id that is not
-greater than the last one; the metadata is a Hash; idempotency records are a Hash. The append is
-the Lua script :data:`APPEND_LUA`, run with ``EVALSHA`` (redis-py's ``register_script``), so the
-serial check, the idempotency check, the ``XADD`` and the metadata update happen in one step.
+greater than the last one; the metadata is a Hash; each idempotency record is a String with a
+TTL. The append is the Lua script :data:`APPEND_LUA`, run with ``EVALSHA``, so the serial
+check, the idempotency check, the ``XADD``, the metadata update and the record happen in one
+step. Every key of a game carries the hash tag ``{game:<id>}``: on a cluster they are in one
+slot, on one master, and the script may touch them together.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import time
 
 import redis
+from redis.cluster import RedisCluster
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    NoScriptError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
 from .events import MoveEvent
 from .keys import KeySpace
@@ -22,26 +34,61 @@ from .recorder import (
     GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
+    NotReplicated,
     Recorder,
     SerialConflict,
     _check_event,
+    _check_ttl,
 )
 
-# KEYS: meta, log, idem. ARGV: serial, idempotency key ('' = none), fingerprint, event json,
-# status after the move.
-# Returns {'ok'} | {'nogame'} | {'conflict', current} | {'idem', "<fingerprint> <serial>"}.
+# KEYS: meta, log, idempotency record, idempotency hash of earlier versions.
+# ARGV: serial, idempotency key ('' = none), fingerprint, event json, status after the move,
+#       record TTL in ms, '1' to rewrite a record found (a write of this connection's for WAIT).
+# Returns {'ok'} | {'nogame'} | {'conflict', current}
+#       | {'idem', "<fingerprint> <serial>", event json of that serial}.
 APPEND_LUA = """
 local cur = redis.call('HGET', KEYS[1], 'serial')
 if not cur then return {'nogame'} end
 if ARGV[2] ~= '' then
-  local rec = redis.call('HGET', KEYS[3], ARGV[2])
-  if rec then return {'idem', rec} end
+  local rec = redis.call('GET', KEYS[3])
+  if rec then
+    if ARGV[7] == '1' then redis.call('SET', KEYS[3], rec, 'KEEPTTL') end
+  else
+    rec = redis.call('HGET', KEYS[4], ARGV[2])
+    if rec and ARGV[7] == '1' then redis.call('HSET', KEYS[4], ARGV[2], rec) end
+  end
+  if rec then
+    local s = string.match(rec, ' (%d+)$')
+    local entry = redis.call('XRANGE', KEYS[2], s .. '-0', s .. '-0')[1]
+    if entry then return {'idem', rec, entry[2][2]} end
+    return {'idem', rec}
+  end
 end
 if tonumber(cur) + 1 ~= tonumber(ARGV[1]) then return {'conflict', cur} end
 redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'e', ARGV[4])
 redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5])
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[3], ARGV[2], ARGV[3] .. ' ' .. ARGV[1]) end
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[1], 'PX', ARGV[6])
+end
 return {'ok'}
+"""
+
+# KEYS: meta, idempotency record, idempotency hash of earlier versions.
+# ARGV: idempotency key, '1' to rewrite a record found (as in APPEND_LUA).
+# Returns {'nogame'} | {'none'} | {'rec', "<fingerprint> <serial>"}.
+LOOKUP_LUA = """
+local rec = redis.call('GET', KEYS[2])
+if rec then
+  if ARGV[2] == '1' then redis.call('SET', KEYS[2], rec, 'KEEPTTL') end
+  return {'rec', rec}
+end
+rec = redis.call('HGET', KEYS[3], ARGV[1])
+if rec then
+  if ARGV[2] == '1' then redis.call('HSET', KEYS[3], ARGV[1], rec) end
+  return {'rec', rec}
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'nogame'} end
+return {'none'}
 """
 
 # KEYS: meta. ARGV: field, value, field, value, ... Returns 1 if created, 0 if the id is taken.
@@ -50,6 +97,11 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
+
+#: Errors of a cluster node after which the slot table is refreshed and the script and WAIT
+#: are sent once more (to the slot's owner now). An ASK redirect is followed as such.
+_RETRY_ON_ANOTHER_NODE = (MovedError, TryAgainError, ClusterDownError, SlotNotCoveredError,
+                          redis.ConnectionError)
 
 
 def _s(v) -> str:
@@ -60,14 +112,86 @@ def _event(fields: dict) -> MoveEvent:
     return MoveEvent.from_json(fields[b"e"] if b"e" in fields else fields["e"])
 
 
-class RedisRecorder(Recorder):
-    """A recorder on a Redis connection (``redis.Redis``; its pool is shared, never global)."""
+def _record(rec) -> tuple[str, int]:
+    fp, _, serial = _s(rec).rpartition(" ")
+    return fp, int(serial)
 
-    def __init__(self, connection: redis.Redis, keys: KeySpace | None = None) -> None:
+
+class RedisRecorder(Recorder):
+    """A recorder on a Redis connection: a ``redis.Redis`` (one server) or a
+    ``redis.cluster.RedisCluster`` (redis-py's cluster client, which follows slot moves and
+    failovers). Its pools are shared, never global.
+
+    ``idempotency_ttl_s``: how long an idempotency record is kept (the key expires in Redis);
+    after that, the same key is a new key.
+
+    ``min_replicas`` and ``replica_timeout_ms``: with ``min_replicas = N > 0`` an append is
+    acknowledged (returned) only once ``WAIT N replica_timeout_ms`` says that N replicas of
+    the master holding the game have it; if fewer confirm within the timeout it raises
+    :class:`NotReplicated`. ``WAIT`` counts the replicas that have acknowledged the
+    replication offset its connection reached with its last write (Redis 7; Redis 6.2 moves
+    that offset with every command of the connection), so it goes down the connection that
+    ran the append script, right after it (one round trip: a pipeline of ``EVALSHA`` and
+    ``WAIT``; on a cluster, on a connection of the node that owns the game's slot). A retry
+    with the same idempotency key that finds its record rewrites the record (the same value
+    and TTL) before its ``WAIT``: that write comes after the move in the master's history, so
+    the replicas that confirm it have the move, whichever connection or process stored it.
+    :meth:`lookup_idempotency` does the same, so a replay built from it promises as much. The
+    ``WAIT`` also follows a script that appended nothing (a serial conflict, a reused key):
+    it returns at once when the replicas are in step, else after ``replica_timeout_ms``.
+
+    What is promised, and what is not (Redis replication is asynchronous; ``WAIT`` narrows
+    the window in which an acknowledged write can be lost, it does not make Redis a
+    consensus store):
+
+    * With ``min_replicas = 0`` a returned append is on the master: in its memory, and on its
+      disk as its ``appendonly``/``appendfsync`` say (``boxfish serve``'s own Redis fsyncs
+      every write before it answers). If a replica that had not received it takes over (a
+      failover), the move is lost although it was acknowledged, and its serial can be taken
+      by another move.
+    * With ``min_replicas = N >= 1`` and a returned append, the move was on at least N
+      replicas when it was acknowledged. It survives the loss of the master unless a replica
+      without it is promoted: Redis Cluster lets the most up-to-date replica (the largest
+      replication offset) try first, but it does not guarantee that it wins, and an operator's
+      ``CLUSTER FAILOVER FORCE``/``TAKEOVER`` may promote any replica. With N equal to the
+      number of replicas of every master, every replica that could be promoted has it. It is
+      lost if the master and every replica that had it are lost together (the replicas hold
+      it in memory; on disk only as their own persistence settings say).
+    * :class:`NotReplicated` does not roll the move back: it is in the log, readers may see
+      it, its serial is taken. It may survive a failover or be lost in one; if it is lost,
+      its idempotency record is lost with it (they were written in one step), so a retry with
+      the same key appends it afresh.
+    * Reads go to the master, so they may show moves that no replica has yet.
+    """
+
+    def __init__(self, connection: redis.Redis | RedisCluster, keys: KeySpace | None = None,
+                 *, min_replicas: int = 0, replica_timeout_ms: int = 1000,
+                 idempotency_ttl_s: float = 86400) -> None:
+        if not isinstance(min_replicas, numbers.Integral) or min_replicas < 0:
+            raise ValueError(f"min_replicas must be an integer >= 0, not {min_replicas!r}")
+        # WAIT's timeout 0 means "for ever": a lost replica would hang every append.
+        if not isinstance(replica_timeout_ms, numbers.Integral) or replica_timeout_ms < 1:
+            raise ValueError("replica_timeout_ms must be an integer >= 1 (WAIT's 0 blocks for "
+                             f"ever), not {replica_timeout_ms!r}")
+        _check_ttl(idempotency_ttl_s)
         self.redis = connection
         self.keys = keys or KeySpace()
+        self.cluster = isinstance(connection, RedisCluster)
+        self.min_replicas = int(min_replicas)
+        self.replica_timeout_ms = int(replica_timeout_ms)
+        self.idempotency_ttl_s = idempotency_ttl_s
+        self._ttl_ms = max(1, round(idempotency_ttl_s * 1000))
+        # WAIT blocks on the connection: it must answer within the socket timeout (less the
+        # margin the blocking stream reads keep), or a slow replica would end as a timeout.
+        if self.min_replicas and replica_timeout_ms / 1000 > self._max_block_s:
+            raise ValueError(f"replica_timeout_ms ({replica_timeout_ms}) must be at most "
+                             f"{self._max_block_s * 1000:.0f}: the connection's socket timeout "
+                             f"({self._socket_timeout()} s) less a margin")
         self._append = connection.register_script(APPEND_LUA)
+        self._lookup = connection.register_script(LOOKUP_LUA)
         self._create = connection.register_script(CREATE_LUA)
+
+    # -- games -----------------------------------------------------------------------------
 
     def create_game(self, meta: GameMeta) -> None:
         fields = {"game": meta.game, "params": json.dumps(meta.params, sort_keys=True),
@@ -86,39 +210,110 @@ class RedisRecorder(Recorder):
                         token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
                         serial=int(d["serial"]), status=d["status"])
 
+    # -- appends ---------------------------------------------------------------------------
+
     def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint=""):
         _check_event(expected_serial, event)
         if idempotency_key == "" or " " in fingerprint:
             raise ValueError("empty idempotency key or a fingerprint with spaces")
         keys = [self.keys.game_meta(game_id), self.keys.game_log(game_id),
+                self.keys.idempotency_record(game_id, idempotency_key or ""),
                 self.keys.game_idempotency(game_id)]
         args = [expected_serial, idempotency_key or "", fingerprint, event.to_json(),
-                event.status]
-        res = self._append(keys=keys, args=args)
+                event.status, self._ttl_ms, "1" if self.min_replicas else ""]
+        res, acked = self._run(self._append, keys, args)
         tag = _s(res[0])
         if tag == "ok":
+            self._check_replicated(event.serial, acked)
             return Appended(event)
         if tag == "nogame":
             raise GameNotFound(game_id)
         if tag == "conflict":
             raise SerialConflict(int(res[1]))
-        fp, serial = _s(res[1]).split(" ")
+        fp, serial = _record(res[1])
         if fp != fingerprint:
-            raise IdempotencyKeyReused(int(serial))
-        return Appended(self._event_at(game_id, int(serial)), replayed=True)
+            raise IdempotencyKeyReused(serial)
+        self._check_replicated(serial, acked)
+        done = MoveEvent.from_json(res[2]) if len(res) > 2 else self._event_at(game_id, serial)
+        return Appended(done, replayed=True)
 
     def _event_at(self, game_id: str, serial: int) -> MoveEvent:
         entries = self.redis.xrange(self.keys.game_log(game_id), f"{serial}-0", f"{serial}-0")
         return _event(entries[0][1])
 
     def lookup_idempotency(self, game_id, key):
-        rec = self.redis.hget(self.keys.game_idempotency(game_id), key)
-        if rec is None:
-            if not self.redis.exists(self.keys.game_meta(game_id)):
-                raise GameNotFound(game_id)
+        keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key),
+                self.keys.game_idempotency(game_id)]
+        res, acked = self._run(self._lookup, keys, [key, "1" if self.min_replicas else ""])
+        tag = _s(res[0])
+        if tag == "nogame":
+            raise GameNotFound(game_id)
+        if tag == "none":
             return None
-        fp, serial = _s(rec).split(" ")
-        return fp, int(serial)
+        fp, serial = _record(res[1])
+        self._check_replicated(serial, acked)
+        return fp, serial
+
+    def _check_replicated(self, serial: int, acked: int | None) -> None:
+        if acked is not None and acked < self.min_replicas:
+            raise NotReplicated(serial, acked, self.min_replicas)
+
+    # -- running a script, and WAIT after it on the same connection -----------------------
+
+    def _run(self, script, keys: list[str], args: list) -> tuple[list, int | None]:
+        """Run ``script``; with ``min_replicas``, then ``WAIT`` on the same connection.
+        Returns the script's reply and the number of replicas that confirmed (None without
+        ``min_replicas``)."""
+        if not self.min_replicas:
+            return script(keys=keys, args=args), None
+        if not self.cluster:
+            return self._run_and_wait(self.redis, script, keys, args)
+        # On a cluster: one connection of the node that owns the game's slot. Its errors are
+        # the cluster's to handle: a redirect or a lost node refreshes the slot table and the
+        # pair goes once more to the owner now; a second failure is raised (a RedisError).
+        node = self.redis.get_node_from_key(keys[0])
+        asking = False
+        for attempt in (1, 2):
+            try:
+                return self._run_and_wait(self.redis.get_redis_connection(node), script, keys,
+                                          args, asking)
+            except _RETRY_ON_ANOTHER_NODE:  # MOVED (a subclass of ASK) included
+                if attempt == 2:
+                    raise
+                self.redis.nodes_manager.initialize()
+                node = self.redis.get_node_from_key(keys[0])
+                asking = False
+            except AskError as exc:  # the slot is migrating and the keys are over there
+                if attempt == 2:
+                    raise
+                node = self.redis.nodes_manager.get_node(exc.host, exc.port)
+                if node is None:
+                    raise
+                asking = True
+        raise AssertionError("unreachable")
+
+    def _run_and_wait(self, client: redis.Redis, script, keys, args, asking=False):
+        """``EVALSHA`` and ``WAIT`` in one pipeline on one connection of ``client`` (a plain
+        client of one server); after ``NOSCRIPT`` the script is loaded and the pair sent
+        again. Raises the script's error, if any."""
+        for _ in range(2):
+            pipe = client.pipeline(transaction=False)  # WAIT inside MULTI would not wait
+            if asking:
+                pipe.execute_command("ASKING")
+            pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+            pipe.execute_command("WAIT", self.min_replicas, self.replica_timeout_ms)
+            res, acked = pipe.execute(raise_on_error=False)[-2:]
+            if isinstance(res, NoScriptError):
+                script.sha = client.script_load(script.script)
+                continue
+            if isinstance(res, Exception):
+                raise res
+            if isinstance(acked, Exception):
+                raise acked
+            return res, int(acked)
+        raise res
+
+    # -- reads -----------------------------------------------------------------------------
 
     def read(self, game_id, after=0, upto=None):
         if upto is not None and upto <= after:
@@ -133,8 +328,9 @@ class RedisRecorder(Recorder):
 
     def wait(self, game_id, after, timeout_s):
         """Blocks up to ``timeout_s`` however long that is: the wait is a series of ``XREAD
-        BLOCK`` calls, each shorter than the connection's socket timeout (which would
-        otherwise end a longer one with ``redis.TimeoutError``)."""
+        BLOCK`` calls (on one stream key, so one slot on a cluster), each shorter than the
+        connection's socket timeout (which would otherwise end a longer one with
+        ``redis.TimeoutError``)."""
         events = self.read(game_id, after)
         if events or timeout_s <= 0:
             return events
@@ -150,15 +346,23 @@ class RedisRecorder(Recorder):
             if res:
                 return [_event(fields) for _, fields in res[0][1]]
 
+    def _socket_timeout(self) -> float | None:
+        if self.cluster:
+            kwargs = self.redis.get_connection_kwargs()
+        else:
+            pool = getattr(self.redis, "connection_pool", None)
+            kwargs = getattr(pool, "connection_kwargs", {})
+        return kwargs.get("socket_timeout")
+
     @property
     def _max_block_s(self) -> float:
         """The longest single blocking read: the socket timeout less a margin for the round
         trip (1 s, or half of a socket timeout under 2 s); unbounded without a timeout."""
-        pool = getattr(self.redis, "connection_pool", None)
-        timeout = getattr(pool, "connection_kwargs", {}).get("socket_timeout")
+        timeout = self._socket_timeout()
         if not timeout:
             return math.inf
         return max(timeout - 1.0, timeout / 2)
 
     def close(self) -> None:
         self.redis.close()
+

@@ -6,6 +6,10 @@ uses), started through :mod:`service.embedded_redis` on a free port in a tempora
 unless ``REDIS_URL`` is set; then that server is used with a random key prefix and queue name,
 and only keys under that prefix (and RQ's keys of queues named after it) are deleted
 afterwards.
+
+Redis Cluster: ``redis_cluster`` starts 3 masters and 3 replicas from the same binary
+(:class:`tests.redis_cluster.RedisClusterProcesses`, once per session, on first use);
+``cluster_url`` is the URL of one of its nodes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from rq.timeouts import TimerDeathPenalty
 
 from boxfish.service.config import Settings
 from boxfish.service.embedded_redis import EmbeddedRedis
+from tests.redis_cluster import RedisClusterProcesses
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +38,26 @@ def redis_url(tmp_path_factory):
     server.start()
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """A real Redis Cluster of 3 masters with one replica each (a short node timeout, so a
+    killed master's replica takes over in about 3 s). Tests that kill nodes may leave it
+    degraded for the next: call ``redis_cluster.ensure_healthy()`` first to need all six."""
+    cluster = RedisClusterProcesses(tmp_path_factory.mktemp("redis-cluster"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_url(redis_cluster) -> str:
+    """The URL of a master of ``redis_cluster`` as it started (a node that was killed and
+    restarted, e.g. by ``ensure_healthy()``, comes back on its port)."""
+    return redis_cluster.url
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,7 @@
-"""The recorder contract, run against every backend: in-memory and Redis (a real server)."""
+"""The recorder contract, run against every backend: in-memory, Redis (a real server), Redis
+Cluster (3 masters, 3 replicas: ``tests/redis_cluster.py``), and Redis Cluster with every append
+waiting for a replica (``min_replicas=1``, the ``EVALSHA``+``WAIT`` pipeline on the slot's node).
+"""
 
 from __future__ import annotations
 
@@ -19,14 +22,39 @@ from boxfish.service.recorder import (
 )
 from boxfish.service.redis_recorder import RedisRecorder
 
+BACKENDS = ["memory", "redis", "cluster", "cluster-min-replicas-1"]
 
-@pytest.fixture(params=["memory", "redis"])
-def recorder(request):
-    if request.param == "memory":
-        return InMemoryRecorder()
-    client = request.getfixturevalue("redis_client")
-    settings = request.getfixturevalue("settings")
-    return RedisRecorder(client, KeySpace(settings.key_prefix))
+
+@pytest.fixture(scope="module")
+def cluster_client(redis_cluster):
+    client = redis_cluster.client(socket_timeout=5.0)
+    yield client
+    client.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def make_recorder(request):
+    """``make_recorder(**options)``: a recorder of the backend under test; ``options`` are the
+    constructor's (``idempotency_ttl_s``; on Redis also ``min_replicas`` etc.)."""
+    backend = request.param
+
+    def make(**options):
+        if backend == "memory":
+            return InMemoryRecorder(**options)
+        keys = KeySpace(request.getfixturevalue("settings").key_prefix)
+        if backend == "redis":
+            return RedisRecorder(request.getfixturevalue("redis_client"), keys, **options)
+        request.getfixturevalue("redis_cluster").ensure_healthy()
+        client = request.getfixturevalue("cluster_client")
+        if backend == "cluster-min-replicas-1":
+            options = {"min_replicas": 1, "replica_timeout_ms": 3000, **options}
+        return RedisRecorder(client, keys, **options)
+    return make
+
+
+@pytest.fixture
+def recorder(make_recorder):
+    return make_recorder()
 
 
 def new_game(recorder) -> str:
@@ -151,3 +179,50 @@ def test_concurrent_appends_never_fork(recorder):
     assert [e.serial for e in log] == list(range(1, len(log) + 1))
     assert sorted(s for s, _ in wins) == [e.serial for e in log]
     assert {(e.serial, e.at) for e in log} == set(wins)
+
+
+def test_idempotency_records_expire(make_recorder):
+    """After its TTL a record is gone: the key is a new key (the serial it took is taken, so
+    the same request is a conflict; a request for the next serial appends afresh)."""
+    recorder = make_recorder(idempotency_ttl_s=0.4)
+    gid = new_game(recorder)
+    recorder.append(gid, 1, ev(1), "key-a", "fp1")
+    assert recorder.lookup_idempotency(gid, "key-a") == ("fp1", 1)
+    assert recorder.append(gid, 1, ev(1), "key-a", "fp1").replayed
+    deadline = time.monotonic() + 5
+    while recorder.lookup_idempotency(gid, "key-a") is not None:
+        assert time.monotonic() < deadline, "the record did not expire"
+        time.sleep(0.05)
+    with pytest.raises(SerialConflict) as info:
+        recorder.append(gid, 1, ev(1), "key-a", "fp1")
+    assert info.value.current_serial == 1
+    fresh = recorder.append(gid, 2, ev(2), "key-a", "fp2")
+    assert not fresh.replayed and fresh.event == ev(2)
+    assert recorder.lookup_idempotency(gid, "key-a") == ("fp2", 2)
+    assert recorder.read(gid) == [ev(1), ev(2)]
+
+
+def test_idempotency_records_last_their_ttl(make_recorder):
+    recorder = make_recorder(idempotency_ttl_s=30)
+    gid = new_game(recorder)
+    recorder.append(gid, 1, ev(1), "key-a", "fp1")
+    time.sleep(0.3)
+    assert recorder.lookup_idempotency(gid, "key-a") == ("fp1", 1)
+    assert recorder.append(gid, 2, ev(2), "key-a", "fp1").replayed
+
+
+def test_idempotency_keys_of_any_shape(recorder):
+    """Keys are opaque: long, with spaces, colons, braces (not a hash tag) or non-ASCII."""
+    gid = new_game(recorder)
+    keys = ["x" * 300, "a b c", "k:{game:other}:idem", "ключ-✓"]
+    for serial, key in enumerate(keys, start=1):
+        recorder.append(gid, serial, ev(serial), key, f"fp{serial}")
+    for serial, key in enumerate(keys, start=1):
+        assert recorder.lookup_idempotency(gid, key) == (f"fp{serial}", serial)
+        assert recorder.append(gid, 9, ev(9), key, f"fp{serial}").event == ev(serial)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+def test_ttl_must_be_positive(make_recorder, bad):
+    with pytest.raises(ValueError):
+        make_recorder(idempotency_ttl_s=bad)
