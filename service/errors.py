@@ -3,11 +3,21 @@
 Domain exceptions (engine and store) are mapped here, in one place; HTTP errors raised by
 Flask/Werkzeug (404, 405, 413, 415, ...) keep their status with ``type`` ``about:blank``; any
 other exception is logged and answered with a 500 problem that reveals nothing internal.
+
+Redis that cannot serve now (down, restarting, loading its data, a Redis Cluster in failover
+or without a master for a slot, a replica that was a master a moment ago, out of memory) is a
+503 ``store-unavailable`` with ``Retry-After``, never a 500: :func:`store_unavailable` knows
+every error redis-py raises for it. An append stored but not confirmed by the replicas
+``BOXFISH_MIN_REPLICAS_ACK`` asks for is a 503 ``not-replicated`` (``reason``
+``not_replicated``) with ``Retry-After``: the move is in the log; a retry with the same
+Idempotency-Key answers 201 once it is replicated.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 
 import redis
 from flask import Flask, Response
@@ -17,9 +27,62 @@ from werkzeug.exceptions import HTTPException
 from boxfish.engine import IllegalMove, ReplayError, UnknownGame
 
 from .problems import Problem, invalid
-from .recorder import GameNotFound, IdempotencyKeyReused, SerialConflict
+from .recorder import GameNotFound, IdempotencyKeyReused, NotReplicated, SerialConflict
+
+log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
+
+#: Seconds a client is asked to wait after a 503 of the store, and after ``not_replicated``.
+STORE_RETRY_AFTER_S = 2
+NOT_REPLICATED_RETRY_AFTER_S = 1
+
+#: redis-py's errors for a Redis (or a Redis Cluster) that cannot serve now. ConnectionError
+#: covers a refused or broken connection, ``LOADING`` (BusyLoadingError), a full client pool
+#: and a refused login; ClusterError covers ``CLUSTERDOWN`` and ``MASTERDOWN`` and a command
+#: redirected too often (slots moving); RedisClusterException what the cluster client raises
+#: when no node answers or a slot has no node (SlotNotCoveredError).
+_UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.RedisClusterException,
+)
+#: Cluster-client errors that are a mistake of the code, not an outage.
+_CLUSTER_MISUSE = (redis.exceptions.CrossSlotTransactionError,
+                   redis.exceptions.InvalidPipelineStack)
+#: Error replies (first word) of a server that cannot serve now, for a client that has no
+#: class of its own for them (a plain ResponseError): ``NOREPLICAS`` (min-replicas-to-write),
+#: ``UNBLOCKED`` (a blocking read ended by a failover), ``BUSY`` (a script running long).
+_UNAVAILABLE_REPLIES = frozenset({"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+                                  "READONLY", "NOREPLICAS", "UNBLOCKED", "BUSY", "OOM"})
+
+#: At most one warning about an unavailable store per this many seconds (per process).
+_LOG_EVERY_S = 10.0
+_last_logged = 0.0
+
+
+def store_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that Redis cannot serve now (a 503, not a bug)."""
+    if isinstance(exc, _CLUSTER_MISUSE):
+        return False
+    if isinstance(exc, _UNAVAILABLE):
+        return True
+    if isinstance(exc, redis.exceptions.ResponseError):
+        words = str(exc).split(None, 1)
+        return bool(words) and words[0] in _UNAVAILABLE_REPLIES
+    return False
+
+
+def _log_unavailable(exc: BaseException) -> None:
+    global _last_logged
+    now = time.monotonic()
+    if now - _last_logged >= _LOG_EVERY_S:
+        _last_logged = now
+        log.warning("Redis unavailable, answering 503: %s: %s", type(exc).__name__, exc)
 
 
 def problem_response(problem: Problem) -> Response:
@@ -63,10 +126,22 @@ def to_problem(exc: Exception) -> Problem:
         return Problem(404, "not-found", "Not found", f"no game {exc.args[0]!r}")
     if isinstance(exc, UnknownGame):
         return invalid(str(exc), reason="unknown_game")
-    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+    if isinstance(exc, NotReplicated):
+        serial, acked, required = exc.serial, exc.acked, exc.required
+        wanted = f" of the {required} required" if required is not None else ""
+        return Problem(503, "not-replicated", "Not replicated",
+                       f"move {serial} is in the game's log, but only {acked}{wanted} replicas "
+                       "confirmed it in time; retry with the same Idempotency-Key and body, "
+                       "which answers 201 once it is replicated",
+                       headers={"Retry-After": str(NOT_REPLICATED_RETRY_AFTER_S)},
+                       reason="not_replicated", serial=serial, replicas_acked=acked)
+    if store_unavailable(exc):
+        _log_unavailable(exc)
         return Problem(503, "store-unavailable", "Store unavailable",
-                       "the Redis store cannot be reached; retry later",
-                       headers={"Retry-After": "2"})
+                       "Redis cannot serve this request now (down, restarting or failing "
+                       "over); retry later",
+                       headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+                       reason="store_unavailable")
     return None
 
 

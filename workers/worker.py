@@ -1,19 +1,41 @@
-"""The worker process: an RQ worker on the analysis queue (``boxfish worker``)."""
+"""The worker process: an RQ worker on the analysis queue (``boxfish worker``).
+
+Workers talk to the job queue's Redis only (``BOXFISH_QUEUE_REDIS_URL``, or ``REDIS_URL``
+when it is a plain Redis that also holds the queue): a job carries its whole position, so a
+worker never reads the move store, which may be a Redis Cluster (RQ cannot run on one).
+
+A worker outlives an outage of that Redis: RQ's worker waits out a connection lost while it
+waits for a job, but quits on one at any other moment (registering itself, a heartbeat,
+saving a result), and cannot start without Redis. :func:`run_worker` then waits until Redis
+answers again and starts a new RQ worker, so neither ``boxfish serve`` (which gives up on a
+child that dies too often) nor an orchestrator has to restart anything.
+"""
 
 from __future__ import annotations
 
 import logging
+import signal
+import threading
+import time
 
 import redis
 from rq import Queue, SimpleWorker, Worker
 
 from boxfish.service.config import WORKER_TTL_S
 
+log = logging.getLogger(__name__)
+
+#: First and longest pause between tries to reach the queue's Redis, in seconds.
+RECONNECT_MIN_S = 0.5
+RECONNECT_MAX_S = 10.0
+#: An RQ worker that ran at least this long before it quit restarts without a pause.
+STABLE_S = 60.0
+
 
 def run_worker(redis_url: str, queue_name: str, burst: bool = False,
                log_level: str = "WARNING", fork: bool = False) -> bool:
     """Run one RQ worker until it is told to stop (SIGINT/SIGTERM: warm shutdown, finishing
-    the current job).
+    the current job); a new one when the last quit because Redis failed (see above).
 
     By default jobs run in the worker process itself (RQ's ``SimpleWorker``): no fork per job,
     and the engine's per-board-size tables stay warm between jobs, which is most of the round
@@ -21,14 +43,83 @@ def run_worker(redis_url: str, queue_name: str, burst: bool = False,
     process is failed by the API's liveness check and the worker is restarted by
     ``boxfish serve``. ``fork=True`` runs each job in a forked work horse (RQ's ``Worker``)
     for isolation, at about 10-30 ms more per job.
+
+    Returns whether any job was run. With ``burst`` the worker stops when the queue is empty
+    (or at its first failure).
     """
     from boxfish.workers.analysis import process_runner
 
     process_runner()  # the job function's imports, and a bad setting fails here, not per job
 
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    connection = redis.Redis.from_url(redis_url)
     worker_class = Worker if fork else SimpleWorker
-    worker = worker_class([Queue(queue_name, connection=connection)], connection=connection,
-                          worker_ttl=WORKER_TTL_S)
-    return worker.work(burst=burst, with_scheduler=False, logging_level=log_level)
+    stop = _stop_on_signals()
+    worked = False
+    pause = RECONNECT_MIN_S
+    while True:
+        connection = redis.Redis.from_url(redis_url)
+        try:
+            if not _wait_for_redis(connection, stop, redis_url):
+                return worked
+            worker = worker_class([Queue(queue_name, connection=connection)],
+                                  connection=connection, worker_ttl=WORKER_TTL_S)
+            started = time.monotonic()
+            try:
+                worked = worker.work(burst=burst, with_scheduler=False,
+                                     logging_level=log_level) or worked
+            except redis.exceptions.RedisError as exc:  # starting or signing off
+                log.warning("analysis worker: its Redis failed (%s)", exc)
+            if burst or stop.is_set() or _stop_requested(worker):
+                return worked
+            pause = RECONNECT_MIN_S if time.monotonic() - started >= STABLE_S else pause
+            log.warning("analysis worker: the RQ worker quit; starting a new one in %.1f s",
+                        pause)
+            if stop.wait(pause):
+                return worked
+            pause = min(pause * 2, RECONNECT_MAX_S)
+        finally:
+            stop = _stop_on_signals(stop)  # RQ's handlers replaced ours while it worked
+            connection.close()
+
+
+def _stop_on_signals(event: threading.Event | None = None) -> threading.Event:
+    """SIGINT/SIGTERM set the returned event (between RQ workers, which install their own)."""
+    event = event or threading.Event()
+
+    def handler(signum, frame):
+        event.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
+    return event
+
+
+def _stop_requested(worker) -> bool:
+    """Whether the RQ worker was told to stop (a signal), rather than quitting on an error.
+    An RQ without the attribute read here counts as told: the worker is not restarted."""
+    return getattr(worker, "_shutdown_requested_date", True) is not None
+
+
+def _wait_for_redis(connection: redis.Redis, stop: threading.Event, url: str) -> bool:
+    """Wait until ``connection`` answers PING (False: a stop was asked for first)."""
+    pause = RECONNECT_MIN_S
+    logged = False
+    while not stop.is_set():
+        try:
+            connection.ping()
+            if logged:
+                log.warning("analysis worker: the queue's Redis answers again")
+            return True
+        except redis.exceptions.RedisError as exc:
+            if not logged:
+                log.warning("analysis worker: the queue's Redis (%s) does not answer (%s); "
+                            "retrying", _host(url), exc)
+                logged = True
+        if stop.wait(pause):
+            break
+        pause = min(pause * 2, RECONNECT_MAX_S)
+    return False
+
+
+def _host(url: str) -> str:
+    return url.split("@")[-1]
