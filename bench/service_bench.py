@@ -365,6 +365,17 @@ class StoreSetup:
             return [n.process.pid for n in self.cluster.nodes if n.process is not None]
         return [s.process.pid for s in self.servers]
 
+    def wait_calls(self) -> int:
+        """WAIT commands the store's servers have run so far (INFO commandstats)."""
+        clients = ([n.client() for n in self.cluster.live_nodes()] if self.cluster is not None
+                   else [s.client for s in self.servers])
+        total = 0
+        for c in clients:
+            total += int(c.info("commandstats").get("cmdstat_wait", {}).get("calls", 0))
+            if self.cluster is not None:
+                c.close()
+        return total
+
     def stop(self) -> None:
         if self.cluster is not None:
             self.cluster.stop()
@@ -383,8 +394,8 @@ def section_store(args) -> None:
           f"{args.appends} appends per row, each client on its own {SIZE}x{SIZE} game; "
           f"load average before: {os.getloadavg()[0]:.2f}\n", flush=True)
     print("| store | ACK | clients | appends | appends/s | p50 ms | p99 ms | errors "
-          "| API CPU ms/append | Redis CPU ms/append | load avg |", flush=True)
-    print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+          "| API CPU ms/append | Redis CPU ms/append | WAITs | load avg |", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     base_dir = tempfile.mkdtemp(prefix="boxfish-bench-store-")
     try:
         for kind in stores:
@@ -401,14 +412,17 @@ def section_store(args) -> None:
                         base = f"http://127.0.0.1:{port}"
                         bench_appends(base, 4, 200, None)  # warm-up: connections, scripts
                         for level in levels:
+                            waits0 = store.wait_calls()
                             r = bench_appends(base, level, args.appends, proc.pid, store.pids)
+                            waits = store.wait_calls() - waits0
                             label = ("one Redis + 1 replica" if kind == "single"
                                      else "cluster 3+3")
                             err = (f"{r['errors']} ({r['statuses']})" if r["errors"] else "0")
                             print(f"| {label} | {ack} | {level} | {r['appends']} "
                                   f"| {r['per_s']:.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} "
                                   f"| {err} | {r['server_cpu_ms']:.2f} "
-                                  f"| {r['redis_cpu_ms']:.3f} | {os.getloadavg()[0]:.2f} |",
+                                  f"| {r['redis_cpu_ms']:.3f} | {waits} "
+                                  f"| {os.getloadavg()[0]:.2f} |",
                                   flush=True)
                     finally:
                         stop_serve(proc)
