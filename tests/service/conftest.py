@@ -27,21 +27,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(settings: Settings, **extra) -> dict:
-    env = dict(os.environ)
-    env.update({
-        "REDIS_URL": settings.redis_url,
-        "BOXFISH_KEY_PREFIX": settings.key_prefix,
-        "BOXFISH_QUEUE_NAME": settings.queue_name,
-        "BOXFISH_SSE_KEEPALIVE_S": str(settings.sse_keepalive_s),
-        "BOXFISH_JOB_LIVENESS_S": str(settings.job_liveness_s),
-        "BOXFISH_WORKER_FORK": str(settings.worker_fork).lower(),
-        "BOXFISH_REQUEST_TIMEOUT_S": str(settings.request_timeout_s),
-        "BOXFISH_RATE_LIMIT_ENABLED": str(settings.rate_limit_enabled).lower(),
-        "BOXFISH_RATE_LIMIT_ANALYSES": settings.rate_limit_analyses,
-        "BOXFISH_RATE_LIMIT_GAMES": settings.rate_limit_games,
-        "BOXFISH_RATE_LIMIT_APPENDS": settings.rate_limit_appends,
-        "BOXFISH_RATE_LIMIT_READS": settings.rate_limit_reads,
-    })
+    """The environment that gives a server process exactly ``settings``: every field that is
+    not at its default, under its environment name (``BOXFISH_<NAME>``, ``REDIS_URL``), so a
+    new setting cannot be dropped on the way to the server."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("BOXFISH_") and k != "REDIS_URL"}
+    defaults = Settings.model_construct()
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if name != "redis_url" and value == getattr(defaults, name, None):
+            continue
+        if value is None:
+            continue
+        key = "REDIS_URL" if name == "redis_url" else f"BOXFISH_{name.upper()}"
+        if isinstance(value, bool):
+            value = str(value).lower()
+        elif isinstance(value, (list, tuple, dict)):
+            value = json.dumps(value)
+        env[key] = str(value)
     env.update(extra)
     return env
 
