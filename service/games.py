@@ -5,13 +5,22 @@ returns; moves are parsed with ``game.parse_move`` and shown with ``state.to_dic
 
 Appending a move: idempotency key lookup -> serial check -> legality check by the engine
 against the state at the current serial -> the recorder's atomic compare-and-append, whose
-serial check guarantees that the state the move was checked against was still the current one.
+serial and head check guarantees that the state the move was checked against was still the
+current one.
+
+Every cached state carries the head of the log it was built to (``recorder.next_head``, a
+chain, so it names the whole history). A failover may lose the last moves of a game and let
+others be appended at their serials: a state whose head is not the log's is never used, to
+answer (:meth:`GameService.state_at` compares it with the meta's head) nor to judge a move
+(the append carries it and the recorder refuses it with :class:`StaleHead`); the game's cached
+states are then dropped and rebuilt from the log.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import inspect
 import json
 import secrets
 import threading
@@ -30,6 +39,9 @@ from .recorder import (
     IdempotencyKeyReused,
     Recorder,
     SerialConflict,
+    StaleHead,
+    next_head,
+    replay_head,
 )
 from .state_cache import StateCache
 
@@ -90,6 +102,9 @@ class GameService:
     def __init__(self, recorder: Recorder, cache: StateCache) -> None:
         self.recorder = recorder
         self.cache = cache
+        #: Whether the recorder's append takes ``expected_head`` (a recorder written before
+        #: heads does not: its appends are then checked by serial only).
+        self._checks_heads = "expected_head" in inspect.signature(recorder.append).parameters
         self._lock = threading.Lock()
         #: game id -> metadata seen last, as many games as the state cache holds states.
         self._static: LRUCache[str, GameMeta] = LRUCache(cache.max_entries)
@@ -108,7 +123,7 @@ class GameService:
                 break
             except ValueError:  # id collision; practically never
                 continue
-        self.cache.put(meta.game_id, 0, game.new_state())
+        self.cache.put(meta.game_id, 0, game.new_state(), "")
         self._remember(meta)
         return meta, token
 
@@ -135,22 +150,43 @@ class GameService:
 
     def state_at(self, meta: GameMeta, serial: int | None = None):
         """The (shared, do not mutate) state of the game after ``serial`` moves (default: the
-        serial in ``meta``); replays only the events after the nearest cached state. Raises
+        serial in ``meta``, which must then have been read from the store: its head is
+        checked); replays only the events after the nearest cached state. Raises
         :class:`SerialConflict` if the log is shorter than ``serial``."""
-        serial = meta.serial if serial is None else serial
-        state = self.cache.get(meta.game_id, serial)
-        if state is not None:
-            return state
+        if serial is None or serial == meta.serial:
+            return self._entry_at(meta, meta.serial, meta.head)[0]
+        return self._entry_at(meta, serial, None)[0]
+
+    def _entry_at(self, meta: GameMeta, serial: int, known_head: str | None):
+        """``(state, head)`` at ``serial``. ``known_head``: the log's head at ``serial`` if
+        known (from metadata just read): a cached state or base with another head is stale and
+        the game's cached states are dropped."""
+        game_id = meta.game_id
+        hit = self.cache.entry(game_id, serial)
+        if hit is not None:
+            if known_head is None or hit[1] is None or hit[1] == known_head:
+                return hit
+            self.cache.drop(game_id)  # built to a history the log no longer has
         game = self.game_of(meta)
-        base = self.cache.nearest(meta.game_id, serial)
-        start, state = (base[0], base[1].copy()) if base else (0, game.new_state())
-        events = self.recorder.read(meta.game_id, after=start, upto=serial)
-        state = engine.replay(game, ((e.serial, e.move) for e in events), state=state)
-        if state.serial != serial:
-            self.cache.put(meta.game_id, state.serial, state)
-            raise SerialConflict(state.serial)
-        self.cache.put(meta.game_id, serial, state)
-        return state
+        for base in (self.cache.nearest_entry(game_id, serial), None):
+            start, state, head = ((base[0], base[1].copy(), base[2]) if base
+                                  else (0, game.new_state(), ""))
+            events = self.recorder.read(game_id, after=start, upto=serial)
+            state = engine.replay(game, ((e.serial, e.move) for e in events), state=state)
+            head = None if head is None else replay_head(head, events)
+            if state.serial != serial:
+                self.cache.drop(game_id, above=state.serial)
+                self.cache.put(game_id, state.serial, state, head)
+                raise SerialConflict(state.serial)
+            if known_head is not None and head != known_head:
+                if base is not None:  # the base was stale: rebuild from the start of the log
+                    self.cache.drop(game_id)
+                    continue
+                # The whole log replayed: this is the true state; the store names it.
+                head = known_head
+            break
+        self.cache.put(game_id, serial, state, head)
+        return state, head
 
     # -- moves ---------------------------------------------------------------------------
 
@@ -192,33 +228,46 @@ class GameService:
                     latest = self.cache.latest(game_id)
                     expected = (latest if latest is not None else self.meta(game_id).serial) + 1
                 try:
-                    state = self.state_at(meta, expected - 1).copy()
+                    # meta is the static metadata: its serial and head are not the log's.
+                    base, head = self._entry_at(meta, expected - 1, None)
                 except SerialConflict as exc:  # the log is shorter than the client thinks
                     raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
+                state = base.copy()
                 try:
                     played = state.play(move)
                 except IllegalMove:
-                    if serial is not None:
+                    # Judged against this process's state: refused only if that is the log's
+                    # current one. Else the game has moved on (another API process appended)
+                    # or this state has a history the log lost in a failover: judge again.
+                    current = self.recorder.get_meta(game_id)
+                    same_serial = current.serial == expected - 1
+                    if same_serial and current.head in (None, head):
                         raise
-                    # Judged against this process's newest state; if the game has moved on
-                    # (another API process appended), judge again against the current one.
-                    current = self.recorder.get_meta(game_id).serial
-                    if current == expected - 1:
-                        raise
-                    self.state_at(meta, current)
+                    if serial is not None and not same_serial:
+                        raise  # answered below as the serial conflict it also is
+                    self.cache.drop(game_id, above=current.serial)  # lost in a failover
+                    self._entry_at(meta, current.serial, current.head)
                     continue
                 event = move_event(state, played, int(time.time() * 1000))
                 try:
+                    heads = {"expected_head": head} if self._checks_heads else {}
                     appended = self.recorder.append(game_id, expected, event, idempotency_key,
-                                                    body_fingerprint)
+                                                    body_fingerprint, **heads)
+                except StaleHead:
+                    # The serial is right but this process's state is not the log's (a
+                    # failover lost moves, others took their serials): forget the game's
+                    # states, rebuild from the log and judge the move again.
+                    self.cache.drop(game_id)
+                    continue
                 except SerialConflict as exc:
+                    self.cache.drop(game_id, above=exc.current_serial)  # lost in a failover
                     if serial is not None:
                         raise
                     # Another writer got there first: learn the current state and retry.
-                    self.state_at(meta, exc.current_serial)
+                    self._entry_at(meta, exc.current_serial, None)
                     continue
                 if not appended.replayed:
-                    self.cache.put(game_id, event.serial, state)
+                    self.cache.put(game_id, event.serial, state, next_head(head, event))
                 return appended
             raise SerialConflict(self.recorder.get_meta(game_id).serial)
         except (IllegalMove, SerialConflict) as exc:

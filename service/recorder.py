@@ -12,6 +12,7 @@ the same). Every backend passes the shared contract suite in
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import time
@@ -31,6 +32,14 @@ class SerialConflict(Exception):
     def __init__(self, current_serial: int) -> None:
         self.current_serial = current_serial
         super().__init__(f"the current serial is {current_serial}")
+
+
+class StaleHead(SerialConflict):
+    """The expected serial is current + 1, but the log's head at the current serial is not the
+    head the caller built its state to: the caller's state has a history the log no longer has
+    (a failover lost moves and others were appended at their serials). The caller must rebuild
+    from the log. A subclass of :class:`SerialConflict`, so that code that does not know it
+    answers a conflict rather than accepting a move judged on the wrong position."""
 
 
 class IdempotencyKeyReused(Exception):
@@ -61,6 +70,21 @@ class NotReplicated(Exception):
                          "confirmed it in time")
 
 
+def next_head(head: str, event: MoveEvent) -> str:
+    """The head of the log after ``event``, appended to a log whose head was ``head`` (the
+    head of serial 0 is ``""``): the first 16 hex digits of SHA-1 over the previous head, a
+    newline and the event's stored JSON. A chain, so a head names the whole history up to its
+    serial. The Redis append script computes the same with ``redis.sha1hex``."""
+    return hashlib.sha1(f"{head}\n{event.to_json()}".encode()).hexdigest()[:16]
+
+
+def replay_head(head: str, events) -> str:
+    """The head after ``events`` appended in order to a log whose head was ``head``."""
+    for event in events:
+        head = next_head(head, event)
+    return head
+
+
 @dataclass(frozen=True, slots=True)
 class GameMeta:
     game_id: str
@@ -70,6 +94,9 @@ class GameMeta:
     created_at: int  # ms since the epoch
     serial: int = 0
     status: str = "in_progress"
+    #: The identity of the log position ``serial`` (:func:`next_head`; ``""`` at serial 0).
+    #: None: unknown (a game stored before heads were kept, until its next append).
+    head: str | None = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +121,18 @@ class Recorder(ABC):
 
     @abstractmethod
     def append(self, game_id: str, expected_serial: int, event: MoveEvent,
-               idempotency_key: str | None = None, fingerprint: str = "") -> Appended:
+               idempotency_key: str | None = None, fingerprint: str = "",
+               expected_head: str | None = None) -> Appended:
         """Atomically append ``event`` (whose serial must equal ``expected_serial``).
 
         In one step: if ``idempotency_key`` was recorded before, return the event it appended
         (``replayed=True``) when ``fingerprint`` matches, else raise
         :class:`IdempotencyKeyReused`; if ``expected_serial`` is not current + 1 raise
-        :class:`SerialConflict`; else append, set the game's serial and status from the event
-        and record the key. Raises :class:`GameNotFound`.
+        :class:`SerialConflict`; if ``expected_head`` is given and the game's head is known
+        and differs from it, raise :class:`StaleHead`; else append, set the game's serial,
+        status and head (:func:`next_head` of the known head, or of ``expected_head`` when the
+        game's is unknown; unknown if both are) from the event and record the key. Raises
+        :class:`GameNotFound`.
 
         A backend configured to wait for replicas raises :class:`NotReplicated` after storing
         the event (or finding its record on a retry) when they do not confirm it in time.
@@ -168,7 +199,7 @@ class InMemoryRecorder(Recorder):
         with self._cond:
             if meta.game_id in self._meta:
                 raise ValueError(f"game {meta.game_id!r} exists")
-            self._meta[meta.game_id] = replace(meta, serial=0)
+            self._meta[meta.game_id] = replace(meta, serial=0, head="")
             self._logs[meta.game_id] = []
             self._idem[meta.game_id] = {}
 
@@ -179,7 +210,8 @@ class InMemoryRecorder(Recorder):
             except KeyError:
                 raise GameNotFound(game_id) from None
 
-    def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint=""):
+    def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint="",
+               expected_head=None):
         _check_event(expected_serial, event)
         with self._cond:
             meta = self.get_meta(game_id)
@@ -192,8 +224,12 @@ class InMemoryRecorder(Recorder):
                     return Appended(log[rec[1] - 1], replayed=True)
             if expected_serial != meta.serial + 1:
                 raise SerialConflict(meta.serial)
+            if expected_head is not None and meta.head is not None and meta.head != expected_head:
+                raise StaleHead(meta.serial)
+            base = meta.head if meta.head is not None else expected_head
             log.append(event)
-            self._meta[game_id] = replace(meta, serial=event.serial, status=event.status)
+            self._meta[game_id] = replace(meta, serial=event.serial, status=event.status,
+                                          head=None if base is None else next_head(base, event))
             if idempotency_key is not None:
                 ttl = self.idempotency_ttl_s
                 self._idem[game_id][idempotency_key] = (

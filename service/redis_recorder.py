@@ -37,15 +37,21 @@ from .recorder import (
     NotReplicated,
     Recorder,
     SerialConflict,
+    StaleHead,
     _check_event,
     _check_ttl,
 )
 
 # KEYS: meta, log, idempotency record, idempotency hash of earlier versions.
 # ARGV: serial, idempotency key ('' = none), fingerprint, event json, status after the move,
-#       record TTL in ms, '1' to rewrite a record found (a write of this connection's for WAIT).
-# Returns {'ok'} | {'nogame'} | {'conflict', current}
+#       record TTL in ms, '1' to rewrite a record found (a write of this connection's for WAIT),
+#       '1' to check the head, the expected head (the head at serial - 1 the caller built to).
+# Returns {'ok'} | {'nogame'} | {'conflict', current} | {'stale', current}
 #       | {'idem', "<fingerprint> <serial>", event json of that serial}.
+# The meta's 'head' (recorder.next_head) names the log position: the script refuses an append
+# whose expected head is not the stored one ('stale'), and writes the new head with the serial.
+# A meta without 'head' (a game from before heads) is unknown: not checked; the new head is
+# chained from the expected head if one is given, else it stays unknown.
 APPEND_LUA = """
 local cur = redis.call('HGET', KEYS[1], 'serial')
 if not cur then return {'nogame'} end
@@ -65,8 +71,16 @@ if ARGV[2] ~= '' then
   end
 end
 if tonumber(cur) + 1 ~= tonumber(ARGV[1]) then return {'conflict', cur} end
+local head = redis.call('HGET', KEYS[1], 'head')
+if head and ARGV[8] == '1' and head ~= ARGV[9] then return {'stale', cur} end
+if not head and ARGV[8] == '1' then head = ARGV[9] end
 redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'e', ARGV[4])
-redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5])
+if head then
+  local new = string.sub(redis.sha1hex(head .. '\\n' .. ARGV[4]), 1, 16)
+  redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5], 'head', new)
+else
+  redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5])
+end
 if ARGV[2] ~= '' then
   redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[1], 'PX', ARGV[6])
 end
@@ -196,7 +210,7 @@ class RedisRecorder(Recorder):
     def create_game(self, meta: GameMeta) -> None:
         fields = {"game": meta.game, "params": json.dumps(meta.params, sort_keys=True),
                   "token_sha256": meta.token_sha256, "created_at": meta.created_at,
-                  "serial": 0, "status": meta.status}
+                  "serial": 0, "status": meta.status, "head": ""}
         args = [x for kv in fields.items() for x in kv]
         if not self._create(keys=[self.keys.game_meta(meta.game_id)], args=args):
             raise ValueError(f"game {meta.game_id!r} exists")
@@ -208,11 +222,12 @@ class RedisRecorder(Recorder):
         d = {_s(k): _s(v) for k, v in raw.items()}
         return GameMeta(game_id=game_id, game=d["game"], params=json.loads(d["params"]),
                         token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
-                        serial=int(d["serial"]), status=d["status"])
+                        serial=int(d["serial"]), status=d["status"], head=d.get("head"))
 
     # -- appends ---------------------------------------------------------------------------
 
-    def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint=""):
+    def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint="",
+               expected_head=None):
         _check_event(expected_serial, event)
         if idempotency_key == "" or " " in fingerprint:
             raise ValueError("empty idempotency key or a fingerprint with spaces")
@@ -220,7 +235,8 @@ class RedisRecorder(Recorder):
                 self.keys.idempotency_record(game_id, idempotency_key or ""),
                 self.keys.game_idempotency(game_id)]
         args = [expected_serial, idempotency_key or "", fingerprint, event.to_json(),
-                event.status, self._ttl_ms, "1" if self.min_replicas else ""]
+                event.status, self._ttl_ms, "1" if self.min_replicas else "",
+                "" if expected_head is None else "1", expected_head or ""]
         res, acked = self._run(self._append, keys, args)
         tag = _s(res[0])
         if tag == "ok":
@@ -230,6 +246,8 @@ class RedisRecorder(Recorder):
             raise GameNotFound(game_id)
         if tag == "conflict":
             raise SerialConflict(int(res[1]))
+        if tag == "stale":
+            raise StaleHead(int(res[1]))
         fp, serial = _record(res[1])
         if fp != fingerprint:
             raise IdempotencyKeyReused(serial)

@@ -5,6 +5,12 @@ the cached object, and whoever wants to play on it calls ``state.copy()`` first.
 game at serial N starts from the newest cached state at or before N and replays only the
 events after it.
 
+Each state is kept with the head it was built to (:func:`service.recorder.next_head`: the
+identity of the log position, None if unknown): after a failover lost moves, the log may hold
+other moves at the same serials, and a state is good only while its head is the log's.
+:meth:`StateCache.entry` and :meth:`StateCache.nearest_entry` return it; :meth:`StateCache.drop`
+forgets a game's states (all, or those above a serial).
+
 The entries are a ``cachetools.LRUCache`` (:class:`SerialIndexedLRU`) that also keeps, per
 game, the set of its cached serials, updated on every insertion and every removal (eviction
 included), so :meth:`StateCache.nearest` and :meth:`StateCache.latest` need not scan the cache.
@@ -57,22 +63,27 @@ class StateCache:
     def max_entries(self) -> int:
         return self._entries.maxsize
 
-    def put(self, game_id: str, serial: int, state) -> None:
+    def put(self, game_id: str, serial: int, state, head: str | None = None) -> None:
         with self._lock:
-            self._entries[(game_id, serial)] = state
+            self._entries[(game_id, serial)] = (state, head)
 
-    def get(self, game_id: str, serial: int):
-        """The state at exactly ``serial``, or None."""
+    def entry(self, game_id: str, serial: int) -> tuple[object, str | None] | None:
+        """``(state, head)`` at exactly ``serial``, or None."""
         with self._lock:
-            state = self._entries.get((game_id, serial))
-            if state is None:
+            found = self._entries.get((game_id, serial))
+            if found is None:
                 self.misses += 1
                 return None
             self.hits += 1
-            return state
+            return found
 
-    def nearest(self, game_id: str, serial: int):
-        """``(serial', state)`` with the greatest cached serial' <= ``serial``, or None."""
+    def get(self, game_id: str, serial: int):
+        """The state at exactly ``serial``, or None."""
+        found = self.entry(game_id, serial)
+        return None if found is None else found[0]
+
+    def nearest_entry(self, game_id: str, serial: int):
+        """``(serial', state, head)`` with the greatest cached serial' <= ``serial``, or None."""
         with self._lock:
             below = [s for s in self._entries.serials.get(game_id, ()) if s <= serial]
             if not below:
@@ -83,7 +94,20 @@ class StateCache:
                 self.hits += 1
             else:
                 self.misses += 1
-            return best, self._entries[(game_id, best)]  # a read marks it recently used
+            state, head = self._entries[(game_id, best)]  # a read marks it recently used
+            return best, state, head
+
+    def nearest(self, game_id: str, serial: int):
+        """``(serial', state)`` with the greatest cached serial' <= ``serial``, or None."""
+        found = self.nearest_entry(game_id, serial)
+        return None if found is None else found[:2]
+
+    def drop(self, game_id: str, above: int | None = None) -> None:
+        """Forget the states of ``game_id``: all of them, or those with a serial > ``above``."""
+        with self._lock:
+            for serial in list(self._entries.serials.get(game_id, ())):
+                if above is None or serial > above:
+                    del self._entries[(game_id, serial)]
 
     def latest(self, game_id: str) -> int | None:
         """The greatest cached serial of ``game_id``, or None."""
