@@ -359,10 +359,33 @@ class RedisRecorder(Recorder):
             if remaining <= 0:
                 return []
             # XREAD returns entries with an id greater than the one given: "<after>-0".
-            res = self.redis.xread({log: f"{after}-0"},
-                                   block=max(1, int(min(remaining, self._max_block_s) * 1000)))
+            block = max(1, int(min(remaining, self._max_block_s) * 1000))
+            res = self._on_owner(log, lambda c, block=block: c.xread({log: f"{after}-0"},
+                                                                     block=block))
             if res:
                 return [_event(fields) for _, fields in res[0][1]]
+
+    def _on_owner(self, key: str, fn):
+        """``fn(client)`` with a plain client of the server that holds ``key``: the connection
+        itself on one server; on a cluster, the node that owns the key's slot, a lost node or a
+        redirect refreshing the slot table for one more try (a second failure is raised).
+
+        For ``XREAD``: redis-py's cluster client asks its default node which keys an ``XREAD``
+        names (``COMMAND GETKEYS``), so once that node's master had died, every blocking read
+        failed until another command refreshed the slot table, also for games on healthy
+        masters: event streams stayed broken after the failover was over."""
+        if not self.cluster:
+            return fn(self.redis)
+        node = self.redis.get_node_from_key(key)
+        for attempt in (1, 2):
+            try:
+                return fn(self.redis.get_redis_connection(node))
+            except (*_RETRY_ON_ANOTHER_NODE, AskError):  # MOVED is an ASK too
+                if attempt == 2:
+                    raise
+                self.redis.nodes_manager.initialize()
+                node = self.redis.get_node_from_key(key)
+        raise AssertionError("unreachable")
 
     def _socket_timeout(self) -> float | None:
         if self.cluster:

@@ -27,11 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(settings: Settings, **extra) -> dict:
-    """The environment that gives a server process exactly ``settings``: every field that is
-    not at its default, under its environment name (``BOXFISH_<NAME>``, ``REDIS_URL``), so a
-    new setting cannot be dropped on the way to the server."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("BOXFISH_") and k != "REDIS_URL"}
+    """The environment that gives a server process ``settings``: this process's environment
+    (a test may set variables there) plus every field of ``settings`` that is not at its
+    default, under its environment name (``BOXFISH_<NAME>``, ``REDIS_URL``), so a new setting
+    cannot be dropped on the way to the server; ``extra`` last."""
+    env = dict(os.environ)
     defaults = Settings.model_construct()
     for name in Settings.model_fields:
         value = getattr(settings, name)
