@@ -11,22 +11,10 @@ import pytest
 import redis
 
 from boxfish.service.embedded_redis import EmbeddedRedis
-from boxfish.service.events import MoveEvent
 from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import GameMeta, IdempotencyKeyReused, NotReplicated
+from boxfish.service.recorder import IdempotencyKeyReused, NotReplicated
 from boxfish.service.redis_recorder import RedisRecorder
-
-
-def ev(serial: int) -> MoveEvent:
-    return MoveEvent(serial=serial, move=(serial, 1, 1), player=serial % 2, completed=0,
-                     scores=(0, 0), to_move=1 - serial % 2, status="in_progress", at=serial)
-
-
-def create(recorder: RedisRecorder, gid: str) -> str:
-    recorder.create_game(GameMeta(game_id=gid, game="dots-and-boxes",
-                                  params={"width": 2, "height": 2}, token_sha256="t",
-                                  created_at=1))
-    return gid
+from tests.service.test_recorder_cluster import create, ev
 
 
 def test_without_replicas_min_replicas_1_is_not_replicated_quickly(settings, redis_client):
