@@ -118,6 +118,17 @@ _RETRY_ON_ANOTHER_NODE = (MovedError, TryAgainError, ClusterDownError, SlotNotCo
                           redis.ConnectionError)
 
 
+def _xread(client: redis.Redis, asking: bool, key: str, after_id: str, block_ms: int):
+    """``XREAD BLOCK`` of one stream on ``client``, after ``ASKING`` on the same connection
+    when the slot is migrating (see ``RedisRecorder._on_owner``)."""
+    if not asking:
+        return client.xread({key: after_id}, block=block_ms)
+    pipe = client.pipeline(transaction=False)
+    pipe.execute_command("ASKING")
+    pipe.xread({key: after_id}, block=block_ms)
+    return pipe.execute()[-1]
+
+
 def _s(v) -> str:
     return v.decode() if isinstance(v, bytes) else v
 
@@ -284,31 +295,8 @@ class RedisRecorder(Recorder):
         ``min_replicas``)."""
         if not self.min_replicas:
             return script(keys=keys, args=args), None
-        if not self.cluster:
-            return self._run_and_wait(self.redis, script, keys, args)
-        # On a cluster: one connection of the node that owns the game's slot. Its errors are
-        # the cluster's to handle: a redirect or a lost node refreshes the slot table and the
-        # pair goes once more to the owner now; a second failure is raised (a RedisError).
-        node = self.redis.get_node_from_key(keys[0])
-        asking = False
-        for attempt in (1, 2):
-            try:
-                return self._run_and_wait(self.redis.get_redis_connection(node), script, keys,
-                                          args, asking)
-            except _RETRY_ON_ANOTHER_NODE:  # MOVED (a subclass of ASK) included
-                if attempt == 2:
-                    raise
-                self.redis.nodes_manager.initialize()
-                node = self.redis.get_node_from_key(keys[0])
-                asking = False
-            except AskError as exc:  # the slot is migrating and the keys are over there
-                if attempt == 2:
-                    raise
-                node = self.redis.nodes_manager.get_node(exc.host, exc.port)
-                if node is None:
-                    raise
-                asking = True
-        raise AssertionError("unreachable")
+        return self._on_owner(keys[0], lambda client, asking: self._run_and_wait(
+            client, script, keys, args, asking))
 
     def _run_and_wait(self, client: redis.Redis, script, keys, args, asking=False):
         """``EVALSHA`` and ``WAIT`` in one pipeline on one connection of ``client`` (a plain
@@ -360,31 +348,44 @@ class RedisRecorder(Recorder):
                 return []
             # XREAD returns entries with an id greater than the one given: "<after>-0".
             block = max(1, int(min(remaining, self._max_block_s) * 1000))
-            res = self._on_owner(log, lambda c, block=block: c.xread({log: f"{after}-0"},
-                                                                     block=block))
+            res = self._on_owner(log, lambda c, asking, block=block: _xread(
+                c, asking, log, f"{after}-0", block))
             if res:
                 return [_event(fields) for _, fields in res[0][1]]
 
     def _on_owner(self, key: str, fn):
-        """``fn(client)`` with a plain client of the server that holds ``key``: the connection
-        itself on one server; on a cluster, the node that owns the key's slot, a lost node or a
-        redirect refreshing the slot table for one more try (a second failure is raised).
+        """``fn(client, asking)`` with a plain client of the server that holds ``key``: the
+        connection itself on one server; on a cluster, one connection of the node that owns
+        the key's slot. A redirect or a lost node refreshes the slot table and ``fn`` runs once
+        more on the owner now; an ASK (a slot migrating) runs it on the node named, with
+        ``asking`` true (``fn`` sends ``ASKING`` first on the same connection); a second
+        failure is raised (a RedisError).
 
-        For ``XREAD``: redis-py's cluster client asks its default node which keys an ``XREAD``
-        names (``COMMAND GETKEYS``), so once that node's master had died, every blocking read
-        failed until another command refreshed the slot table, also for games on healthy
-        masters: event streams stayed broken after the failover was over."""
+        Everything the recorder sends to one node goes through here: ``WAIT`` must follow the
+        script on its connection, and ``XREAD`` must not go through redis-py's cluster routing,
+        which asks its default node which keys an ``XREAD`` names (``COMMAND GETKEYS``): once
+        that node's master had died, every blocking read failed until another command
+        refreshed the slot table, also for games on healthy masters."""
         if not self.cluster:
-            return fn(self.redis)
+            return fn(self.redis, False)
         node = self.redis.get_node_from_key(key)
+        asking = False
         for attempt in (1, 2):
             try:
-                return fn(self.redis.get_redis_connection(node))
-            except (*_RETRY_ON_ANOTHER_NODE, AskError):  # MOVED is an ASK too
+                return fn(self.redis.get_redis_connection(node), asking)
+            except _RETRY_ON_ANOTHER_NODE:  # MOVED (a subclass of ASK) included
                 if attempt == 2:
                     raise
                 self.redis.nodes_manager.initialize()
                 node = self.redis.get_node_from_key(key)
+                asking = False
+            except AskError as exc:
+                if attempt == 2:
+                    raise
+                node = self.redis.nodes_manager.get_node(exc.host, exc.port)
+                if node is None:
+                    raise
+                asking = True
         raise AssertionError("unreachable")
 
     def _socket_timeout(self) -> float | None:
