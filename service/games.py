@@ -22,9 +22,11 @@ import hashlib
 import hmac
 import inspect
 import json
+import logging
 import secrets
 import threading
 import time
+from collections.abc import Iterable
 
 from cachetools import LRUCache
 
@@ -44,6 +46,8 @@ from .recorder import (
     replay_head,
 )
 from .state_cache import StateCache
+
+log = logging.getLogger(__name__)
 
 #: How often an append without an explicit serial is retried after losing a race.
 APPEND_RETRIES = 8
@@ -98,10 +102,30 @@ def move_event(state, played, now_ms: int) -> MoveEvent:
                      status=status_of(state), at=now_ms)
 
 
+class GameListener:
+    """Told of what happens to games, after it is stored (webhooks, the engine seat).
+
+    Called in the thread that created the game or appended the move, after the store
+    acknowledged it and before the client is answered; a listener must be quick (enqueue
+    work, do not do it) and must not raise: an exception is logged and swallowed, since the
+    move is stored whatever a listener does. ``move_appended`` is called for a replayed
+    append too (``replayed=True``: a retry of an append whose answer the client did not
+    get, which may have died before its listeners ran), so what a listener enqueues must be
+    idempotent, keyed by game and serial. The base class does nothing."""
+
+    def game_created(self, meta: GameMeta) -> None:
+        """A game was stored (serial 0)."""
+
+    def move_appended(self, meta: GameMeta, event: MoveEvent, replayed: bool) -> None:
+        """``event`` is in the log of ``meta``'s game (``meta``'s static fields only)."""
+
+
 class GameService:
-    def __init__(self, recorder: Recorder, cache: StateCache) -> None:
+    def __init__(self, recorder: Recorder, cache: StateCache,
+                 listeners: Iterable[GameListener] = ()) -> None:
         self.recorder = recorder
         self.cache = cache
+        self.listeners: list[GameListener] = list(listeners)
         #: Whether the recorder's append takes ``expected_head`` (a recorder written before
         #: heads does not: its appends are then checked by serial only).
         self._checks_heads = "expected_head" in inspect.signature(recorder.append).parameters
@@ -125,7 +149,15 @@ class GameService:
                 continue
         self.cache.put(meta.game_id, 0, game.new_state(), "")
         self._remember(meta)
+        self._tell("game_created", meta)
         return meta, token
+
+    def _tell(self, what: str, *args) -> None:
+        for listener in self.listeners:
+            try:
+                getattr(listener, what)(*args)
+            except Exception:  # noqa: BLE001 - the game or move is stored: answer it
+                log.exception("game listener %r failed on %s", listener, what)
 
     def meta(self, game_id: str) -> GameMeta:
         """The game's metadata, read from the store (current serial and status)."""
@@ -209,6 +241,13 @@ class GameService:
 
     def append(self, meta: GameMeta, raw_move, serial: int | None,
                idempotency_key: str | None, body_fingerprint: str) -> Appended:
+        """Validate and append one move (see :meth:`_append`), then tell the listeners."""
+        appended = self._append(meta, raw_move, serial, idempotency_key, body_fingerprint)
+        self._tell("move_appended", meta, appended.event, appended.replayed)
+        return appended
+
+    def _append(self, meta: GameMeta, raw_move, serial: int | None,
+                idempotency_key: str | None, body_fingerprint: str) -> Appended:
         """Validate and append one move to the game of ``meta`` (its static fields are used).
 
         One Redis round trip in the common case: the state at the expected serial - 1 comes
