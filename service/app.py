@@ -14,7 +14,7 @@ from . import connections, security
 from .analyses import AnalysisService
 from .config import Settings
 from .errors import register_error_handlers
-from .games import GameService
+from .games import GameListener, GameService
 from .keys import KeySpace
 from .metrics import Metrics
 from .ratelimit import RateLimiter
@@ -46,6 +46,21 @@ def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
     return RedisRecorder(connection, keys, min_replicas=settings.min_replicas_ack,
                          replica_timeout_ms=settings.replica_ack_timeout_ms,
                          idempotency_ttl_s=settings.idempotency_ttl_s)
+
+
+def game_listeners(settings: Settings, queue_connection: redis.Redis,
+                   keys: KeySpace) -> list[GameListener]:
+    """What is told of each game created and each move appended, in the API and in a worker
+    that appends (see :class:`service.games.GameListener`)."""
+    return []
+
+
+def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
+                 keys: KeySpace) -> GameService:
+    """The games service on ``recorder``, with this process's state cache and the
+    listeners of :func:`game_listeners`: the API's, and a worker's that appends moves."""
+    return GameService(recorder, StateCache(settings.state_cache_size),
+                       listeners=game_listeners(settings, queue_connection, keys))
 
 
 def find_openapi() -> str | None:
@@ -82,7 +97,7 @@ def create_app(settings: Settings | None = None,
     metrics = Metrics()
     services = Services(
         settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,
-        games=GameService(recorder, StateCache(settings.state_cache_size)),
+        games=game_service(settings, recorder, queue_connection, keys),
         analyses=AnalysisService(queue_connection, settings, keys), metrics=metrics,
         sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
 
