@@ -13,6 +13,7 @@ from flask import Flask
 from . import connections, security
 from .analyses import AnalysisService
 from .config import Settings
+from .engine_seat import EngineSeatListener, EngineSeats
 from .errors import register_error_handlers
 from .games import GameListener, GameService
 from .keys import KeySpace
@@ -35,6 +36,8 @@ class Services:
     recorder: Recorder
     games: GameService
     analyses: AnalysisService
+    #: The engine's move jobs, for the games' ``engine`` status.
+    engine_seats: EngineSeats
     metrics: Metrics
     sse_slots: threading.BoundedSemaphore
 
@@ -52,7 +55,7 @@ def game_listeners(settings: Settings, queue_connection: redis.Redis,
                    keys: KeySpace) -> list[GameListener]:
     """What is told of each game created and each move appended, in the API and in a worker
     that appends (see :class:`service.games.GameListener`)."""
-    return []
+    return [EngineSeatListener(EngineSeats(queue_connection, settings, keys))]
 
 
 def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
@@ -98,7 +101,8 @@ def create_app(settings: Settings | None = None,
     services = Services(
         settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,
         games=game_service(settings, recorder, queue_connection, keys),
-        analyses=AnalysisService(queue_connection, settings, keys), metrics=metrics,
+        analyses=AnalysisService(queue_connection, settings, keys),
+        engine_seats=EngineSeats(queue_connection, settings, keys), metrics=metrics,
         sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
 
     app = Flask(__name__)

@@ -158,7 +158,7 @@ class Settings(BaseSettings):
     rate_limit_analyses: str = "60/minute"
     #: POST /v1/games.
     rate_limit_games: str = "120/minute"
-    #: POST /v1/games/{id}/moves.
+    #: POST /v1/games/{id}/moves and POST /v1/games/{id}/engine/retry.
     rate_limit_appends: str = "1200/minute"
     #: Every other /v1 route (GET games, moves, index, events, analyses).
     rate_limit_reads: str = "3000/minute"

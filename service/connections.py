@@ -214,8 +214,9 @@ def connect(settings: Settings, wait_s: float = STARTUP_WAIT_S) -> Connections:
 
 def worker_queue_url(settings: Settings) -> str:
     """The URL an analysis worker (``boxfish worker``) takes its jobs from: the queue Redis.
-    Workers never read the move store, so with ``BOXFISH_QUEUE_REDIS_URL`` set nothing is
-    asked of ``REDIS_URL``; without it ``REDIS_URL`` holds the queue and must be no cluster,
+    A worker reaches the move store only for an engine-move job (and then through
+    :func:`connect`), so with ``BOXFISH_QUEUE_REDIS_URL`` set nothing is asked of
+    ``REDIS_URL`` at start; without it ``REDIS_URL`` holds the queue and must be no cluster,
     which (``auto``) is asked, waiting as long as it takes for it to answer (a worker may
     start before Redis). :class:`ConfigurationError` when there is no queue Redis."""
     if not settings.job_queue_url:

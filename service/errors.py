@@ -26,6 +26,7 @@ from werkzeug.exceptions import HTTPException
 
 from boxfish.engine import IllegalMove, ReplayError, UnknownGame
 
+from .games import SeatTaken
 from .problems import Problem, invalid
 from .recorder import GameNotFound, IdempotencyKeyReused, NotReplicated, SerialConflict
 
@@ -119,6 +120,11 @@ def to_problem(exc: Exception) -> Problem:
         return Problem(409, "serial-conflict", "Serial conflict",
                        f"the game is at serial {exc.current_serial}; the next move must carry "
                        f"serial {exc.current_serial + 1}", current_serial=exc.current_serial)
+    if isinstance(exc, SeatTaken):
+        return Problem(409, "engine-seat", "The engine's turn",
+                       f"player {exc.seat} is played by the engine, and it is to move at "
+                       f"serial {exc.current_serial}: its move will arrive in the game's log",
+                       reason="engine_seat", current_serial=exc.current_serial)
     if isinstance(exc, IdempotencyKeyReused):
         return invalid(f"this Idempotency-Key was already used (for serial {exc.serial}) with "
                        "a different request body", reason="idempotency_key_reused")

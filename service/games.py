@@ -37,6 +37,7 @@ from .events import MoveEvent
 from .problems import Problem
 from .recorder import (
     Appended,
+    EngineSeat,
     GameMeta,
     IdempotencyKeyReused,
     Recorder,
@@ -102,6 +103,17 @@ def move_event(state, played, now_ms: int) -> MoveEvent:
                      status=status_of(state), at=now_ms)
 
 
+class SeatTaken(Exception):
+    """The side to move at ``current_serial`` (the log's current serial) is played by the
+    engine: a client may not move for it."""
+
+    def __init__(self, current_serial: int, seat: int) -> None:
+        self.current_serial = current_serial
+        self.seat = seat
+        super().__init__(f"player {seat} is the engine's seat and is to move at serial "
+                         f"{current_serial}")
+
+
 class GameListener:
     """Told of what happens to games, after it is stored (webhooks, the engine seat).
 
@@ -135,13 +147,14 @@ class GameService:
 
     # -- games ---------------------------------------------------------------------------
 
-    def create(self, game) -> tuple[GameMeta, str]:
-        """Store a new game of ``game`` (an engine Game); returns its metadata and the secret
-        write token (only its SHA-256 is stored)."""
+    def create(self, game, engine_seat: EngineSeat | None = None) -> tuple[GameMeta, str]:
+        """Store a new game of ``game`` (an engine Game), with the side the engine plays if
+        any; returns its metadata and the secret write token (only its SHA-256 is stored)."""
         token = secrets.token_urlsafe(24)
         while True:
             meta = GameMeta(game_id=new_game_id(), game=game.name, params=game.params(),
-                            token_sha256=token_hash(token), created_at=int(time.time() * 1000))
+                            token_sha256=token_hash(token), created_at=int(time.time() * 1000),
+                            engine=engine_seat)
             try:
                 self.recorder.create_game(meta)
                 break
@@ -240,21 +253,26 @@ class GameService:
                           "the token does not belong to this game")
 
     def append(self, meta: GameMeta, raw_move, serial: int | None,
-               idempotency_key: str | None, body_fingerprint: str) -> Appended:
-        """Validate and append one move (see :meth:`_append`), then tell the listeners."""
-        appended = self._append(meta, raw_move, serial, idempotency_key, body_fingerprint)
+               idempotency_key: str | None, body_fingerprint: str,
+               refuse_seat: int | None = None) -> Appended:
+        """Validate and append one move (see :meth:`_append`), then tell the listeners.
+        ``refuse_seat``: a side whose moves are refused here (:class:`SeatTaken` when it is to
+        move in the log's current state): the engine's seat, for a client's append."""
+        appended = self._append(meta, raw_move, serial, idempotency_key, body_fingerprint,
+                                refuse_seat)
         self._tell("move_appended", meta, appended.event, appended.replayed)
         return appended
 
     def _append(self, meta: GameMeta, raw_move, serial: int | None,
-                idempotency_key: str | None, body_fingerprint: str) -> Appended:
+                idempotency_key: str | None, body_fingerprint: str,
+                refuse_seat: int | None = None) -> Appended:
         """Validate and append one move to the game of ``meta`` (its static fields are used).
 
         One Redis round trip in the common case: the state at the expected serial - 1 comes
         from the cache, and the append script checks that it is still the current one. The
         expected serial is the client's ``serial`` or, without one, the newest serial this
         process has seen (retried on conflict). Raises IllegalMove, SerialConflict,
-        IdempotencyKeyReused, GameNotFound.
+        SeatTaken, IdempotencyKeyReused, GameNotFound.
         """
         game = self.game_of(meta)
         game_id = meta.game_id
@@ -271,6 +289,17 @@ class GameService:
                     base, head = self._entry_at(meta, expected - 1, None)
                 except SerialConflict as exc:  # the log is shorter than the client thinks
                     raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
+                if (refuse_seat is not None and not base.is_terminal()
+                        and base.to_move == refuse_seat):
+                    # Refused only if this is the log's current state, as an illegal move is.
+                    current = self.recorder.get_meta(game_id)
+                    if current.serial == expected - 1 and current.head in (None, head):
+                        raise SeatTaken(current.serial, refuse_seat)
+                    if serial is not None:
+                        raise SerialConflict(current.serial)
+                    self.cache.drop(game_id, above=current.serial)
+                    self._entry_at(meta, current.serial, current.head)
+                    continue
                 state = base.copy()
                 try:
                     played = state.play(move)
@@ -309,9 +338,9 @@ class GameService:
                     self.cache.put(game_id, event.serial, state, next_head(head, event))
                 return appended
             raise SerialConflict(self.recorder.get_meta(game_id).serial)
-        except (IllegalMove, SerialConflict) as exc:
-            # A retry of an append that succeeded meets the move already drawn or the serial
-            # taken: answer from the idempotency record if there is one.
+        except (IllegalMove, SerialConflict, SeatTaken) as exc:
+            # A retry of an append that succeeded meets the move already drawn, the serial
+            # taken or the engine to move: answer from the idempotency record if there is one.
             if idempotency_key is not None:
                 replay = self._replay_idempotent(game_id, idempotency_key, body_fingerprint)
                 if replay is not None:

@@ -5,7 +5,9 @@ records live in one Redis Cluster slot (on one master) and the append script may
 together::
 
     <prefix>:{game:<id>}:log    Stream, one entry per move; entry id "<serial>-0"
-    <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at
+    <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at,
+                                head, engine (JSON {"seat", "time_ms"}; only in a game
+                                with an engine seat)
     <prefix>:{game:<id>}:idem:<sha256 hex of the Idempotency-Key>
                                 String "<body fingerprint> <serial>" with a TTL (the record
                                 expires: BOXFISH_IDEMPOTENCY_TTL_S, default 24 h)

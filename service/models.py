@@ -71,8 +71,18 @@ class GameChoice(BaseModel):
     game: StrictStr
 
 
+class EngineSeatFields(Strict):
+    """The side the engine plays in a new game and its search time per move (None: the
+    server's ``default_time_ms``; above ``max_time_ms`` is a 422 ``limit_exceeded``)."""
+
+    # Not Literal[0, 1]: that takes false and true for 0 and 1.
+    seat: StrictInt = Field(ge=0, le=1)
+    time_ms: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
+
+
 class CreateGameFields(Strict):
     game: StrictStr
+    engine: EngineSeatFields | None = None
 
 
 class AppendMove(Strict):

@@ -6,7 +6,8 @@ them.
   A token that is wrong, or for another game, counts against the address, so made-up tokens
   give no fresh buckets.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the
-  expensive one), ``games`` (POST /v1/games), ``appends`` (POST /v1/games/{id}/moves) and
+  expensive one), ``games`` (POST /v1/games), ``appends`` (POST /v1/games/{id}/moves, POST
+  /v1/games/{id}/engine/retry) and
   ``reads`` (everything else under /v1, and unknown paths). Operations (``/healthz``,
   ``/readyz``, ``/metrics``, ``/openapi.yaml``) are not limited.
 * **Limits**: ``Settings.rate_limit_<class>``, e.g. ``"60/minute"`` or ``"10/second;300/minute"``
@@ -53,6 +54,7 @@ TOKEN_CLASSES = frozenset({"appends", "reads"})
 WRITE_CLASSES = {
     "games.create_game": "games",
     "moves.append_move": "appends",
+    "games.retry_engine": "appends",
     "analyses.submit_analysis": "analyses",
     "analyses.analyse_game": "analyses",
 }

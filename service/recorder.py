@@ -86,6 +86,21 @@ def replay_head(head: str, events) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineSeat:
+    """The engine plays ``seat`` (0 moves first) of a game, searching ``time_ms`` per move."""
+
+    seat: int
+    time_ms: int
+
+    def to_dict(self) -> dict:
+        return {"seat": self.seat, "time_ms": self.time_ms}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EngineSeat:
+        return cls(seat=int(data["seat"]), time_ms=int(data["time_ms"]))
+
+
+@dataclass(frozen=True, slots=True)
 class GameMeta:
     game_id: str
     game: str
@@ -97,6 +112,9 @@ class GameMeta:
     #: The identity of the log position ``serial`` (:func:`next_head`; ``""`` at serial 0).
     #: None: unknown (a game stored before heads were kept, until its next append).
     head: str | None = ""
+    #: The side the engine plays, set when the game is created and never changed; None: both
+    #: sides are played by clients (every game stored before engine seats existed).
+    engine: EngineSeat | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +131,8 @@ class Recorder(ABC):
 
     @abstractmethod
     def create_game(self, meta: GameMeta) -> None:
-        """Store a new game (serial 0). Raises ``ValueError`` if the id is taken."""
+        """Store a new game (serial 0) with its static fields (``engine`` included, in the
+        same step). Raises ``ValueError`` if the id is taken."""
 
     @abstractmethod
     def get_meta(self, game_id: str) -> GameMeta:

@@ -31,6 +31,7 @@ from .events import MoveEvent
 from .keys import KeySpace
 from .recorder import (
     Appended,
+    EngineSeat,
     GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
@@ -222,6 +223,8 @@ class RedisRecorder(Recorder):
         fields = {"game": meta.game, "params": json.dumps(meta.params, sort_keys=True),
                   "token_sha256": meta.token_sha256, "created_at": meta.created_at,
                   "serial": 0, "status": meta.status, "head": ""}
+        if meta.engine is not None:
+            fields["engine"] = json.dumps(meta.engine.to_dict(), sort_keys=True)
         args = [x for kv in fields.items() for x in kv]
         if not self._create(keys=[self.keys.game_meta(meta.game_id)], args=args):
             raise ValueError(f"game {meta.game_id!r} exists")
@@ -233,7 +236,9 @@ class RedisRecorder(Recorder):
         d = {_s(k): _s(v) for k, v in raw.items()}
         return GameMeta(game_id=game_id, game=d["game"], params=json.loads(d["params"]),
                         token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
-                        serial=int(d["serial"]), status=d["status"], head=d.get("head"))
+                        serial=int(d["serial"]), status=d["status"], head=d.get("head"),
+                        engine=(EngineSeat.from_dict(json.loads(d["engine"]))
+                                if "engine" in d else None))
 
     # -- appends ---------------------------------------------------------------------------
 

@@ -47,7 +47,11 @@ def _events(services, meta, after: int | None):
     keepalive = services.settings.sse_keepalive_s
     if after is None:
         state = games.state_at(meta)
-        yield sse("game", game_view(meta.game_id, games.game_of(meta), state), state.serial)
+        view = game_view(meta.game_id, games.game_of(meta), state)
+        engine = services.engine_seats.view(meta, state)
+        if engine is not None:
+            view["engine"] = engine
+        yield sse("game", view, state.serial)
         last = state.serial
         if state.is_terminal():
             return

@@ -1,8 +1,12 @@
 """The worker process: an RQ worker on the analysis queue (``boxfish worker``).
 
-Workers talk to the job queue's Redis only (``BOXFISH_QUEUE_REDIS_URL``, or ``REDIS_URL``
-when it is a plain Redis that also holds the queue): a job carries its whole position, so a
-worker never reads the move store, which may be a Redis Cluster (RQ cannot run on one).
+Workers take their jobs from the job queue's Redis (``BOXFISH_QUEUE_REDIS_URL``, or
+``REDIS_URL`` when it is a plain Redis that also holds the queue; RQ cannot run on a Redis
+Cluster). An analysis job carries its whole position and needs nothing else. An engine-move
+job (:mod:`workers.engine_seat`) reads and appends to the move store (``REDIS_URL``, which may
+be a Redis Cluster): a worker connects to it on its first such job
+(:func:`workers.engine_seat.process_player`), not at start, so a worker that never plays the
+engine never asks anything of the move store.
 
 A worker outlives an outage of that Redis: RQ's worker waits out a connection lost while it
 waits for a job, but quits on one at any other moment (registering itself, a heartbeat,

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from flask import Blueprint, request, url_for
 
+from ..engine_seat import engine_to_move
 from ..games import game_view
 from ..models import CreateGameFields
-from ..problems import Problem
+from ..problems import Problem, invalid
+from ..recorder import EngineSeat
 from . import check_id, choose_game, ctx, json_body
 
 bp = Blueprint("games", __name__)
@@ -22,12 +24,37 @@ def _stringify(obj):
     return obj
 
 
+def _engine_seat(fields) -> EngineSeat | None:
+    """The engine seat asked for (``time_ms`` defaults to the server's default); a 422
+    ``limit_exceeded`` when ``time_ms`` is above the server's maximum."""
+    if fields is None:
+        return None
+    settings = ctx().settings
+    time_ms = fields.time_ms if fields.time_ms is not None else min(settings.default_time_ms,
+                                                                    settings.max_time_ms)
+    if time_ms > settings.max_time_ms:
+        raise invalid(f"engine.time_ms must be at most {settings.max_time_ms} on this server",
+                      errors=[{"loc": ["engine", "time_ms"],
+                               "msg": f"at most {settings.max_time_ms}",
+                               "type": "less_than_equal"}], reason="limit_exceeded")
+    return EngineSeat(seat=fields.seat, time_ms=time_ms)
+
+
+def _view(meta, game, state) -> dict:
+    """The game's view, with the engine seat's status when it has one."""
+    view = game_view(meta.game_id, game, state)
+    engine = ctx().engine_seats.view(meta, state)
+    if engine is not None:
+        view["engine"] = engine
+    return view
+
+
 @bp.post("/v1/games")
 def create_game():
-    _, game = choose_game(json_body(), CreateGameFields)
-    meta, token = ctx().games.create(game)
+    data, game = choose_game(json_body(), CreateGameFields)
+    meta, token = ctx().games.create(game, _engine_seat(data.engine))
     state = ctx().games.state_at(meta)
-    body = {**game_view(meta.game_id, game, state), "write_token": token}
+    body = {**_view(meta, game, state), "write_token": token}
     location = url_for("games.get_game", game_id=meta.game_id)
     return body, 201, {"Location": location, "ETag": f'"{state.serial}"'}
 
@@ -40,7 +67,25 @@ def get_game(game_id: str):
     if request.if_none_match.contains(str(meta.serial)):
         return "", 304, {"ETag": etag}
     state = games.state_at(meta)
-    return game_view(meta.game_id, games.game_of(meta), state), 200, {"ETag": etag}
+    return _view(meta, games.game_of(meta), state), 200, {"ETag": etag}
+
+
+@bp.post("/v1/games/<game_id>/engine/retry")
+def retry_engine(game_id: str):
+    """Enqueue the engine's move again when it is to move and its job failed (or was lost);
+    otherwise change nothing. Answers the game's view."""
+    services = ctx()
+    games = services.games
+    meta = games.static_meta(check_id(game_id, "game"))
+    games.authorize(meta, request.headers.get("Authorization"))
+    meta = games.meta(meta.game_id)
+    if meta.engine is None:
+        raise Problem(404, "not-found", "Not found",
+                      f"game {meta.game_id!r} has no engine seat")
+    state = games.state_at(meta)
+    if engine_to_move(meta, state):
+        services.engine_seats.ensure_job(meta, state.serial + 1)
+    return _view(meta, games.game_of(meta), state), 200, {"ETag": f'"{meta.serial}"'}
 
 
 @bp.get("/v1/games/<game_id>/index")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request, stream_with_context
 
 from ..bodies import parse_int
+from ..engine_seat import ENGINE_KEY_PREFIX
 from ..games import fingerprint
 from ..models import MAX_INT, AppendMove
 from ..problems import Problem, invalid
@@ -28,9 +29,14 @@ def append_move(game_id: str):
     if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
         raise invalid(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters",
                       reason="invalid_idempotency_key")
+    if meta.engine is not None and key is not None and key.startswith(ENGINE_KEY_PREFIX):
+        raise invalid(f"Idempotency-Key values starting with {ENGINE_KEY_PREFIX!r} are the "
+                      "engine's in a game with an engine seat", reason="invalid_idempotency_key")
     try:
+        # The engine's seat is the engine's: a client's move for it is refused (SeatTaken).
         appended = games.append(meta, data.move, data.serial, key,
-                                fingerprint(data.model_dump(mode="json")) if key else "")
+                                fingerprint(data.model_dump(mode="json")) if key else "",
+                                refuse_seat=meta.engine.seat if meta.engine else None)
     except Exception as exc:
         services.metrics.appends.labels(type(exc).__name__).inc()
         raise

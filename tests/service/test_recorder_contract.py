@@ -14,6 +14,7 @@ import pytest
 from boxfish.service.events import MoveEvent
 from boxfish.service.keys import KeySpace
 from boxfish.service.recorder import (
+    EngineSeat,
     GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
@@ -77,6 +78,19 @@ def test_create_and_meta(recorder):
         "dots-and-boxes", {"width": 2, "height": 2}, 0, "in_progress")
     with pytest.raises(ValueError):
         recorder.create_game(meta)
+    assert meta.engine is None  # a game without an engine seat has none
+
+
+def test_engine_seat_round_trips_and_survives_appends(recorder):
+    gid = uuid.uuid4().hex[:12]
+    seat = EngineSeat(seat=1, time_ms=250)
+    recorder.create_game(GameMeta(game_id=gid, game="dots-and-boxes",
+                                  params={"width": 2, "height": 2}, token_sha256="t",
+                                  created_at=1, engine=seat))
+    assert recorder.get_meta(gid).engine == seat
+    recorder.append(gid, 1, ev(1))
+    meta = recorder.get_meta(gid)
+    assert (meta.serial, meta.engine) == (1, seat)
 
 
 def test_append_and_read(recorder):
