@@ -289,7 +289,8 @@ def test_the_commands_refuse_a_cluster_without_a_queue_redis(cluster_node, comma
 
 
 def test_the_worker_takes_its_jobs_from_the_queue_redis_only(settings):
-    # With a queue Redis, nothing is asked of REDIS_URL (workers never read the store).
+    # With a queue Redis, nothing is asked of REDIS_URL at start (only an engine move reads
+    # the store, on first use).
     s = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{_unused_port()}",
                                     "queue_redis_url": settings.redis_url})
     assert connections.worker_queue_url(s) == settings.redis_url

@@ -240,8 +240,8 @@ def _aim(case, games: Games | None) -> None:
       open game's stream never ends), any for the rest; an append that carries an
       ``Authorization`` carries the game's write token six times in seven (one that carries
       none stays without). A negative (schema-violating) path is left alone.
-    * ``time_ms`` beyond 20 (and within the server's 10 s) is 20, ``?wait=`` beyond 0.5 s
-      is 0.5 s: the values stay valid and the run stays short (one worker serves all).
+    * ``time_ms`` beyond 20 (and within the server's 10 s) is 20, the engine seat's
+      (``engine.time_ms`` of a new game) too, ``?wait=`` beyond 0.5 s is 0.5 s: the values stay valid and the run stays short (one worker serves all).
     * JSON Schema counts ``2.0`` as an integer; this service refuses it on purpose (ints are
       strict; test_games pins ``height: 2.0`` -> 422) and openapi.yaml says so in words, which
       is all a schema can do. So the integral floats schemathesis generates for integers are
@@ -263,10 +263,11 @@ def _aim(case, games: Games | None) -> None:
                 case.headers = {**headers, auth[0]: f"Bearer {games.tokens[game_id]}"}
     if isinstance(case.body, dict):
         body = _whole_to_int(case.body)
-        time_ms = body.get("time_ms")
-        if isinstance(time_ms, int) and not isinstance(time_ms, bool) and \
-                20 < time_ms <= 10_000:
-            body["time_ms"] = 20
+        for limits in (body, body.get("engine")):
+            time_ms = limits.get("time_ms") if isinstance(limits, dict) else None
+            if isinstance(time_ms, int) and not isinstance(time_ms, bool) and \
+                    20 < time_ms <= 10_000:
+                limits["time_ms"] = 20
         case.body = body
     query = case.query or {}
     wait = query.get("wait")
