@@ -241,7 +241,8 @@ def _aim(case, games: Games | None) -> None:
       ``Authorization`` carries the game's write token six times in seven (one that carries
       none stays without). A negative (schema-violating) path is left alone.
     * ``time_ms`` beyond 20 (and within the server's 10 s) is 20, the engine seat's
-      (``engine.time_ms`` of a new game) too, ``?wait=`` beyond 0.5 s is 0.5 s: the values stay valid and the run stays short (one worker serves all).
+      (``engine.time_ms`` of a new game) too, ``?wait=`` beyond 0.5 s is 0.5 s: the values
+      stay valid and the run stays short (one worker serves all).
     * JSON Schema counts ``2.0`` as an integer; this service refuses it on purpose (ints are
       strict; test_games pins ``height: 2.0`` -> 422) and openapi.yaml says so in words, which
       is all a schema can do. So the integral floats schemathesis generates for integers are
