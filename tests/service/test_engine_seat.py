@@ -148,7 +148,8 @@ def test_a_client_cannot_move_for_the_engine(seat_client):
     assert [m["serial"] for m in moves_of(seat_client, gid)] == [1]
 
 
-def test_a_retried_client_append_is_replayed_even_when_the_engine_is_to_move(seat_client):
+def test_a_retried_client_append_is_replayed_even_when_the_engine_is_to_move(
+        seat_client, own_settings, redis_client):
     gid, auth, _ = create(seat_client, 1)
     headers = {**auth, "Idempotency-Key": "k1"}
     first = seat_client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
@@ -157,6 +158,9 @@ def test_a_retried_client_append_is_replayed_even_when_the_engine_is_to_move(sea
                              headers=headers)
     assert first.status_code == again.status_code == 201
     assert again.headers["Idempotent-Replayed"] == "true" and again.json == first.json
+    # The replay told the listener again: the engine's move 2 is still one job.
+    queue = Queue(own_settings.queue_name, connection=redis_client)
+    assert queue.get_job_ids() == [engine_job_id(gid, 2)]
 
 
 # -- the job, in this process ------------------------------------------------------------------
