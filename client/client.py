@@ -285,7 +285,8 @@ class Client:
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"analysis {data['id']} still {data['status']} after "
                                    f"{timeout} s")
-            delay = self._delay(0, _retry_after(resp)) or interval
+            asked = _retry_after(resp)
+            delay = interval if asked is None else min(asked, self.max_delay)
             if deadline is not None:
                 delay = max(0.0, min(delay, deadline - time.monotonic()))
             time.sleep(delay)

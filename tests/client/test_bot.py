@@ -15,8 +15,9 @@ from boxfish.engine import load_game, replay
 def start_bot(url: str, game_id: str, token: str, seat: int, log_path) -> subprocess.Popen:
     log = open(log_path, "wb")
     return subprocess.Popen(
-        [sys.executable, "-m", "boxfish.service.cli", "bot", "--url", url, "--game", game_id,
-         "--token", token, "--seat", str(seat), "--time-ms", "50"],
+        # --name=value: a token (or an id) may begin with "-"
+        [sys.executable, "-m", "boxfish.service.cli", "bot", f"--url={url}", f"--game={game_id}",
+         f"--token={token}", f"--seat={seat}", "--time-ms=50"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -29,7 +30,8 @@ def test_two_bots_play_a_whole_game_across_an_api_restart(restartable_server, rq
                 for seat in (0, 1)]
         try:
             deadline = time.monotonic() + 60
-            while api.state(game.id).serial < 5 and time.monotonic() < deadline:
+            while (api.state(game.id).serial < 5 and time.monotonic() < deadline
+                   and all(bot.poll() is None for bot in bots)):
                 time.sleep(0.05)
             assert api.state(game.id).status == "in_progress"
             server.restart()
