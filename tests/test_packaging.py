@@ -21,7 +21,7 @@ def installed(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "setup.py", "README.md", "openapi.yaml"):
         shutil.copy(ROOT / name, source / name)
-    for name in ("engine", "service", "workers"):
+    for name in ("engine", "service", "workers", "client"):
         # (without the checkout's own build of the compiled core: pip builds its own)
         shutil.copytree(ROOT / name, source / name, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
@@ -52,7 +52,7 @@ def test_only_boxfish_lands_at_the_top_level(installed):
     assert (installed / "boxfish" / "service" / "openapi.yaml").is_file()
 
 
-@pytest.mark.parametrize("name", ["engine", "service", "workers", "tests", "bench"])
+@pytest.mark.parametrize("name", ["engine", "service", "workers", "client", "tests", "bench"])
 def test_the_old_top_level_names_are_not_importable(installed, name):
     proc = _python(installed, f"import {name}")
     assert proc.returncode != 0
@@ -61,7 +61,7 @@ def test_the_old_top_level_names_are_not_importable(installed, name):
 
 def test_the_namespace_imports(installed):
     proc = _python(installed, (
-        "import boxfish.engine, boxfish.service, boxfish.workers\n"
+        "import boxfish.engine, boxfish.service, boxfish.workers, boxfish.client\n"
         "import boxfish.service.app, boxfish.workers.analysis, boxfish.engine.cli\n"
         "print(boxfish.engine.__file__)\n"
         "print(boxfish.service.app.find_openapi())"))
@@ -84,3 +84,15 @@ def test_the_install_builds_the_compiled_core(installed):
     core_file, ran = proc.stdout.strip().split("\n")
     assert Path(core_file).is_relative_to(installed / "boxfish" / "engine" / "dots")
     assert ran == "c -3 82031"
+
+
+def test_the_client_imports_nothing_of_the_service(installed):
+    """``boxfish.client`` is what a bot author installs: importing it loads no Flask, Redis,
+    RQ or service module."""
+    proc = _python(installed, (
+        "import sys\n"
+        "import boxfish.client, boxfish.client.bot\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('flask', 'redis', 'rq')\n"
+        "             or m.startswith(('boxfish.service', 'boxfish.workers'))))"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

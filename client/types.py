@@ -1,0 +1,121 @@
+"""What the client returns: small frozen records of the API's JSON, each keeping the whole
+JSON document as ``raw`` (fields this version does not name are there)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _move(value):
+    return list(value) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game's state (``GET /v1/games/{id}``; from ``create_game``, with its ``token``).
+
+    ``to_move`` is the side to move (0 or 1), ``status`` ``in_progress`` or ``finished``,
+    ``result`` (finished games) ``{"winner", "points"}``; the game's own fields (``lines``,
+    ``board``, ...) are in ``raw``. ``token`` is the secret write token, shown only once, by
+    ``create_game`` (None otherwise)."""
+
+    id: str
+    game: str
+    serial: int
+    to_move: int
+    status: str
+    scores: list | None
+    result: dict | None
+    token: str | None = None
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    @classmethod
+    def from_json(cls, data: dict) -> Game:
+        return cls(id=data["id"], game=data["game"], serial=data["serial"],
+                   to_move=data["to_move"], status=data["status"], scores=data.get("scores"),
+                   result=data.get("result"), token=data.get("write_token"), raw=data)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A move of a game's log: its ``serial``, the ``move``, the ``player`` who made it and how
+    many boxes (or blocks) it ``completed``. From ``play`` and ``events``, also what it left:
+    the ``scores``, the side ``to_move`` next (None once finished) and the game's ``status``
+    (these three are None in the entries of ``moves``, which the server sends without them).
+    ``replayed``: ``play`` got the answer of an earlier attempt of the same move (the move was
+    stored once)."""
+
+    serial: int
+    move: list
+    player: int
+    completed: int
+    scores: list | None = None
+    to_move: int | None = None
+    status: str | None = None
+    replayed: bool = False
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def finished(self) -> bool:
+        """The move ended the game."""
+        return self.status == "finished"
+
+    @classmethod
+    def from_json(cls, data: dict, replayed: bool = False) -> Move:
+        return cls(serial=data["serial"], move=_move(data["move"]), player=data["player"],
+                   completed=data["completed"], scores=data.get("scores"),
+                   to_move=data.get("to_move"), status=data.get("status"), replayed=replayed,
+                   raw=data)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A finished analysis (``GET /v1/analyses/{id}`` when ``status`` is ``finished``).
+
+    ``best_move`` (None when the position is over), its ``value`` for the side to move,
+    ``bound`` (``exact``, ``lower``, ``upper`` or ``estimate``), ``exact``, the principal
+    variation ``pv``, the ranked ``moves`` (dicts with ``move``, ``value``, ``exact``...),
+    ``depth`` and ``nodes``; ``id`` is the job's id. The engine's whole result is
+    ``raw["result"]``."""
+
+    id: str
+    best_move: Any
+    value: float
+    bound: str
+    exact: bool
+    pv: list
+    moves: list
+    depth: int
+    nodes: int
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Analysis:
+        result: dict[str, Any] = data["result"]
+        return cls(id=data["id"], best_move=_move(result.get("best_move")),
+                   value=result["value"], bound=result["bound"], exact=result["exact"],
+                   pv=result.get("pv", []), moves=result.get("moves", []),
+                   depth=result.get("depth", 0), nodes=result.get("nodes", 0), raw=data)
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """A webhook of a game (``add_webhook``): its ``id``, the ``url`` deliveries go to, the
+    ``events`` it is sent and the ``secret`` (``whsec_...``) to verify them with
+    (:func:`boxfish.client.verify_webhook`); the secret is shown only once."""
+
+    id: str
+    url: str
+    events: list
+    secret: str | None
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Webhook:
+        return cls(id=data["id"], url=data["url"], events=list(data.get("events", [])),
+                   secret=data.get("secret"), raw=data)
