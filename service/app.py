@@ -21,6 +21,7 @@ from .ratelimit import RateLimiter
 from .recorder import Recorder
 from .redis_recorder import RedisRecorder
 from .state_cache import StateCache
+from .webhooks import WebhookListener, Webhooks
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Services:
     recorder: Recorder
     games: GameService
     analyses: AnalysisService
+    webhooks: Webhooks
     metrics: Metrics
     sse_slots: threading.BoundedSemaphore
 
@@ -51,8 +53,8 @@ def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
 def game_listeners(settings: Settings, queue_connection: redis.Redis,
                    keys: KeySpace) -> list[GameListener]:
     """What is told of each game created and each move appended, in the API and in a worker
-    that appends (see :class:`service.games.GameListener`)."""
-    return []
+    that appends (see :class:`service.games.GameListener`): the webhooks' listener."""
+    return [WebhookListener(Webhooks.from_settings(queue_connection, settings, keys))]
 
 
 def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
@@ -95,10 +97,13 @@ def create_app(settings: Settings | None = None,
     keys = KeySpace(settings.key_prefix)
     recorder = recorder or redis_recorder(connection, keys, settings)
     metrics = Metrics()
+    webhooks = Webhooks.from_settings(queue_connection, settings, keys)
     services = Services(
         settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,
         games=game_service(settings, recorder, queue_connection, keys),
-        analyses=AnalysisService(queue_connection, settings, keys), metrics=metrics,
+        analyses=AnalysisService(queue_connection, settings, keys,
+                                 callbacks_meta=webhooks.job_meta()),
+        webhooks=webhooks, metrics=metrics,
         sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
 
     app = Flask(__name__)
@@ -109,7 +114,8 @@ def create_app(settings: Settings | None = None,
     app.extensions["boxfish"] = services
 
     from .views import analyses, games, moves, ops
-    for module in (games, moves, analyses, ops):
+    from .views import webhooks as webhook_views
+    for module in (games, moves, analyses, webhook_views, ops):
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)

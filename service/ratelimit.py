@@ -55,6 +55,7 @@ WRITE_CLASSES = {
     "moves.append_move": "appends",
     "analyses.submit_analysis": "analyses",
     "analyses.analyse_game": "analyses",
+    "webhooks.create_webhook": "appends",
 }
 #: Blueprints never limited.
 EXEMPT_BLUEPRINTS = frozenset({"ops"})
