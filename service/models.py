@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -99,6 +100,11 @@ class CreateWebhook(Strict):
         return events
 
 
+#: ``whsec_`` and the base64 of 24 to 64 bytes (openapi.yaml's Callback.secret pattern).
+SECRET_RE = re.compile(r"whsec_((?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/]{2}==|"
+                       r"[A-Za-z0-9+/]{3}=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/]{2}==)?)")
+
+
 class Callback(Strict):
     """Where an analysis's end is delivered: ``url`` (checked like a webhook's) and the
     receiver's signing ``secret``, ``whsec_`` and the base64 of 24 to 64 bytes."""
@@ -109,7 +115,7 @@ class Callback(Strict):
     @field_validator("secret")
     @classmethod
     def _secret(cls, secret: str) -> str:
-        if not secret.startswith("whsec_"):
+        if not SECRET_RE.fullmatch(secret):
             raise PydanticCustomError("secret_format", "the secret must be 'whsec_' and the "
                                       "base64 of 24 to 64 random bytes")
         try:
@@ -117,7 +123,7 @@ class Callback(Strict):
         except (binascii.Error, ValueError):
             raise PydanticCustomError("secret_format", "the secret after 'whsec_' must be "
                                       "base64") from None
-        if not 24 <= len(key) <= 64:
+        if not 24 <= len(key) <= 64:  # the pattern says so too; this says it plainly
             raise PydanticCustomError("secret_length", "the secret must be the base64 of 24 "
                                       "to 64 bytes")
         return secret

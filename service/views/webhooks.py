@@ -38,13 +38,18 @@ def create_webhook(game_id: str):
         hook = ctx().webhooks.create(game_id, url, data.events or list(GAME_EVENTS))
     except WebhookLimit as exc:
         raise invalid(f"{exc}; delete one first", reason="limit_exceeded") from None
-    return hook, 201
+    return hook, 201, {"Location": f"/v1/games/{game_id}/webhooks/{hook['id']}"}
 
 
 @bp.get("/v1/games/<game_id>/webhooks")
 def list_webhooks(game_id: str):
     game_id = _authorized_game(game_id)
     return {"webhooks": [public_view(h) for h in ctx().webhooks.list(game_id)]}
+
+
+@bp.get("/v1/games/<game_id>/webhooks/<webhook_id>")
+def get_webhook(game_id: str, webhook_id: str):
+    return public_view(_hook(_authorized_game(game_id), webhook_id))
 
 
 @bp.delete("/v1/games/<game_id>/webhooks/<webhook_id>")
