@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 import redis
 from pydantic import ValidationError
-from rq import Queue
+from rq import Callback, Queue
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
@@ -31,6 +31,9 @@ from .keys import KeySpace
 from .problems import Problem
 
 JOB_FUNCTION = "boxfish.workers.analysis.run_analysis"
+#: The RQ callbacks that announce a job's end (see :mod:`workers.webhooks`).
+ANALYSIS_SUCCEEDED = "boxfish.workers.webhooks.analysis_succeeded"
+ANALYSIS_FAILED = "boxfish.workers.webhooks.analysis_failed"
 
 _STATUS = {
     JobStatus.QUEUED: "queued", JobStatus.DEFERRED: "queued", JobStatus.SCHEDULED: "queued",
@@ -48,7 +51,12 @@ def _error_text(job: Job) -> str:
         exc = res.exc_string if res is not None else None
     except Exception:  # noqa: BLE001 - an unreadable result must not hide the failure
         pass
-    exc = exc or job.exc_info or ""
+    return error_text(exc or job.exc_info or "")
+
+
+def error_text(exc: str) -> str:
+    """A one-line error for a failed job from its traceback text (the last line, or what
+    the worker's death means)."""
     if "AbandonedJobError" in exc:
         return "the worker running this analysis died (AbandonedJobError)"
     if "JobTimeoutException" in exc:
@@ -60,8 +68,13 @@ def _error_text(job: Job) -> str:
 
 
 class AnalysisService:
-    def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace) -> None:
+    def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace,
+                 callbacks_meta: dict | None = None) -> None:
+        """``callbacks_meta``: what each job carries for its RQ callbacks, which announce its
+        end to the analysis's callbacks (:meth:`service.webhooks.Webhooks.job_meta`); None:
+        no callbacks."""
         self.redis = connection
+        self.callbacks_meta = callbacks_meta
         self.settings = settings
         self.keys = keys
         self.queue = Queue(settings.queue_name, connection=connection)
@@ -93,12 +106,19 @@ class AnalysisService:
         # The job key lives as long as the job can: in the queue, running, then its result.
         ttl = timeout_s + self.settings.result_ttl_s + 3600
         self.redis.set(job_key, job_id, ex=ttl)
+        meta: dict = {"request_hash": h}
+        callbacks: dict = {}
+        if self.callbacks_meta is not None:
+            # On every job: a callback may join the job while it runs.
+            meta["callbacks"] = self.callbacks_meta
+            callbacks = {"on_success": Callback(ANALYSIS_SUCCEEDED),
+                         "on_failure": Callback(ANALYSIS_FAILED)}
         job = self.queue.enqueue(
             JOB_FUNCTION, request.model_dump(mode="json"),
             alive_key=self.keys.analysis_alive(job_id), alive_ttl_s=self.settings.job_liveness_s,
             job_id=job_id, job_timeout=timeout_s, result_ttl=self.settings.result_ttl_s,
             failure_ttl=self.settings.failure_ttl_s, ttl=timeout_s + 3600,
-            description=f"analyse {request.game} {h[:12]}", meta={"request_hash": h})
+            description=f"analyse {request.game} {h[:12]}", meta=meta, **callbacks)
         return job, "new"
 
     # -- reading -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from .ratelimit import RateLimiter
 from .recorder import Recorder
 from .redis_recorder import RedisRecorder
 from .state_cache import StateCache
+from .webhooks import WebhookListener, Webhooks
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Services:
     analyses: AnalysisService
     #: The engine's move jobs, for the games' ``engine`` status.
     engine_seats: EngineSeats
+    webhooks: Webhooks
     metrics: Metrics
     sse_slots: threading.BoundedSemaphore
 
@@ -54,8 +56,10 @@ def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
 def game_listeners(settings: Settings, queue_connection: redis.Redis,
                    keys: KeySpace) -> list[GameListener]:
     """What is told of each game created and each move appended, in the API and in a worker
-    that appends (see :class:`service.games.GameListener`)."""
-    return [EngineSeatListener(EngineSeats(queue_connection, settings, keys))]
+    that appends (see :class:`service.games.GameListener`): the engine seat's and the
+    webhooks' listeners."""
+    return [EngineSeatListener(EngineSeats(queue_connection, settings, keys)),
+            WebhookListener(Webhooks.from_settings(queue_connection, settings, keys))]
 
 
 def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
@@ -98,11 +102,14 @@ def create_app(settings: Settings | None = None,
     keys = KeySpace(settings.key_prefix)
     recorder = recorder or redis_recorder(connection, keys, settings)
     metrics = Metrics()
+    webhooks = Webhooks.from_settings(queue_connection, settings, keys)
     services = Services(
         settings=settings, redis=connection, queue_redis=queue_connection, recorder=recorder,
         games=game_service(settings, recorder, queue_connection, keys),
-        analyses=AnalysisService(queue_connection, settings, keys),
-        engine_seats=EngineSeats(queue_connection, settings, keys), metrics=metrics,
+        analyses=AnalysisService(queue_connection, settings, keys,
+                                 callbacks_meta=webhooks.job_meta()),
+        engine_seats=EngineSeats(queue_connection, settings, keys),
+        webhooks=webhooks, metrics=metrics,
         sse_slots=threading.BoundedSemaphore(settings.sse_max_streams))
 
     app = Flask(__name__)
@@ -113,7 +120,8 @@ def create_app(settings: Settings | None = None,
     app.extensions["boxfish"] = services
 
     from .views import analyses, games, moves, ops
-    for module in (games, moves, analyses, ops):
+    from .views import webhooks as webhook_views
+    for module in (games, moves, analyses, webhook_views, ops):
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)

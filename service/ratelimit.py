@@ -50,13 +50,15 @@ CLASSES = ("analyses", "games", "appends", "reads")
 #: creation: anyone can make a game, and so a token, so those are counted by address only.
 TOKEN_CLASSES = frozenset({"appends", "reads"})
 
-#: The POST routes (endpoints) that are not reads.
+#: The POST (and DELETE) routes (endpoints) that are not reads.
 WRITE_CLASSES = {
     "games.create_game": "games",
     "moves.append_move": "appends",
     "games.retry_engine": "appends",
     "analyses.submit_analysis": "analyses",
     "analyses.analyse_game": "analyses",
+    "webhooks.create_webhook": "appends",
+    "webhooks.delete_webhook": "appends",
 }
 #: Blueprints never limited.
 EXEMPT_BLUEPRINTS = frozenset({"ops"})
@@ -127,7 +129,7 @@ def route_class(endpoint: str | None, method: str) -> str | None:
     """The route class of a request (None: not limited)."""
     if endpoint is not None and endpoint.partition(".")[0] in EXEMPT_BLUEPRINTS:
         return None
-    if method == "POST" and endpoint in WRITE_CLASSES:
+    if method in ("POST", "DELETE") and endpoint in WRITE_CLASSES:
         return WRITE_CLASSES[endpoint]
     return "reads"
 

@@ -1,4 +1,6 @@
-"""The worker process: an RQ worker on the analysis queue (``boxfish worker``).
+"""The worker process: an RQ worker on the analysis queue (``boxfish worker``), or on the
+webhook queue with RQ's scheduler, which runs the delivery retries (``boxfish worker
+--webhooks``).
 
 Workers take their jobs from the job queue's Redis (``BOXFISH_QUEUE_REDIS_URL``, or
 ``REDIS_URL`` when it is a plain Redis that also holds the queue; RQ cannot run on a Redis
@@ -21,6 +23,7 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Sequence
 
 import redis
 from rq import Queue, SimpleWorker, Worker
@@ -36,10 +39,14 @@ RECONNECT_MAX_S = 10.0
 STABLE_S = 60.0
 
 
-def run_worker(redis_url: str, queue_name: str, burst: bool = False,
-               log_level: str = "WARNING", fork: bool = False) -> bool:
-    """Run one RQ worker until it is told to stop (SIGINT/SIGTERM: warm shutdown, finishing
-    the current job); a new one when the last quit because Redis failed (see above).
+def run_worker(redis_url: str, queue_names: str | Sequence[str], burst: bool = False,
+               log_level: str = "WARNING", fork: bool = False,
+               with_scheduler: bool = False, name: str = "analysis worker") -> bool:
+    """Run one RQ worker on ``queue_names`` until it is told to stop (SIGINT/SIGTERM: warm
+    shutdown, finishing the current job); a new one when the last quit because Redis failed
+    (see above). ``with_scheduler``: the worker also runs RQ's scheduler, which enqueues the
+    jobs scheduled for later (``enqueue_at``/``enqueue_in``) when they are due. ``name``
+    appears in the log.
 
     By default jobs run in the worker process itself (RQ's ``SimpleWorker``): no fork per job,
     and the engine's per-board-size tables stay warm between jobs, which is most of the round
@@ -51,10 +58,7 @@ def run_worker(redis_url: str, queue_name: str, burst: bool = False,
     Returns whether any job was run. With ``burst`` the worker stops when the queue is empty
     (or at its first failure).
     """
-    from boxfish.workers.analysis import process_runner
-
-    process_runner()  # the job function's imports, and a bad setting fails here, not per job
-
+    names = [queue_names] if isinstance(queue_names, str) else list(queue_names)
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     worker_class = Worker if fork else SimpleWorker
     stop = _stop_on_signals()
@@ -63,21 +67,20 @@ def run_worker(redis_url: str, queue_name: str, burst: bool = False,
     while True:
         connection = redis.Redis.from_url(redis_url)
         try:
-            if not _wait_for_redis(connection, stop, redis_url):
+            if not _wait_for_redis(connection, stop, redis_url, name):
                 return worked
-            worker = worker_class([Queue(queue_name, connection=connection)],
+            worker = worker_class([Queue(n, connection=connection) for n in names],
                                   connection=connection, worker_ttl=WORKER_TTL_S)
             started = time.monotonic()
             try:
-                worked = worker.work(burst=burst, with_scheduler=False,
+                worked = worker.work(burst=burst, with_scheduler=with_scheduler,
                                      logging_level=log_level) or worked
             except redis.exceptions.RedisError as exc:  # starting or signing off
-                log.warning("analysis worker: its Redis failed (%s)", exc)
+                log.warning("%s: its Redis failed (%s)", name, exc)
             if burst or stop.is_set() or _stop_requested(worker):
                 return worked
             pause = RECONNECT_MIN_S if time.monotonic() - started >= STABLE_S else pause
-            log.warning("analysis worker: the RQ worker quit; starting a new one in %.1f s",
-                        pause)
+            log.warning("%s: the RQ worker quit; starting a new one in %.1f s", name, pause)
             if stop.wait(pause):
                 return worked
             pause = min(pause * 2, RECONNECT_MAX_S)
@@ -104,7 +107,8 @@ def _stop_requested(worker) -> bool:
     return getattr(worker, "_shutdown_requested_date", True) is not None
 
 
-def _wait_for_redis(connection: redis.Redis, stop: threading.Event, url: str) -> bool:
+def _wait_for_redis(connection: redis.Redis, stop: threading.Event, url: str,
+                    name: str = "worker") -> bool:
     """Wait until ``connection`` answers PING (False: a stop was asked for first)."""
     pause = RECONNECT_MIN_S
     logged = False
@@ -112,12 +116,12 @@ def _wait_for_redis(connection: redis.Redis, stop: threading.Event, url: str) ->
         try:
             connection.ping()
             if logged:
-                log.warning("analysis worker: the queue's Redis answers again")
+                log.warning("%s: the queue's Redis answers again", name)
             return True
         except redis.exceptions.RedisError as exc:
             if not logged:
-                log.warning("analysis worker: the queue's Redis (%s) does not answer (%s); "
-                            "retrying", _host(url), exc)
+                log.warning("%s: the queue's Redis (%s) does not answer (%s); retrying",
+                            name, _host(url), exc)
                 logged = True
         if stop.wait(pause):
             break

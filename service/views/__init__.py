@@ -14,6 +14,7 @@ from boxfish.engine import game_names, load_game
 from ..bodies import parse_int, parse_json, read_body
 from ..models import GameChoice, param_names, with_params
 from ..problems import Problem, invalid
+from ..webhook_urls import UrlRefused, check_url
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -87,3 +88,14 @@ def query_int(name: str, default: int, minimum: int = 0) -> int:
     kind = "greater_than_equal" if reason.startswith(">") else "less_than_equal"
     raise invalid(f"query parameter {name!r} must be {reason}",
                   errors=[{"loc": ["query", name], "msg": reason, "type": kind}])
+
+
+def checked_url(url: str, loc: list) -> str:
+    """``url`` if webhooks and callbacks may be sent there (see
+    :func:`service.webhook_urls.check_url`); a 422 problem with ``reason`` ``invalid_url`` or
+    ``private_address`` otherwise."""
+    try:
+        return check_url(url, ctx().settings.webhook_allow_private)
+    except UrlRefused as exc:
+        raise invalid(str(exc), errors=[{"loc": loc, "msg": str(exc), "type": exc.reason}],
+                      reason=exc.reason) from None

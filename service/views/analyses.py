@@ -1,7 +1,9 @@
 """Analyses: submit a position (or a stored game at a serial) and read the job.
 
 Both submitting routes validate into one :class:`~service.analysis_request.AnalysisRequest` and
-hand it to :meth:`service.analyses.AnalysisService.submit`."""
+hand it to :meth:`service.analyses.AnalysisService.submit`. A ``callback`` is no part of the
+request (identical requests share a job whatever their callbacks): it is registered with the
+job afterwards (:meth:`service.webhooks.Webhooks.add_callback`)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ from ..analysis_request import (
     canonical_position,
     core_problem,
 )
-from ..models import AnalysisFields, GameAnalysis
+from ..models import AnalysisFields, Callback, GameAnalysis
 from ..problems import Problem, invalid
-from . import check_id, choose_game, ctx, json_body, validate
+from ..webhooks import analysis_event
+from . import check_id, checked_url, choose_game, ctx, json_body, validate
 
 bp = Blueprint("analyses", __name__)
 
@@ -66,15 +69,25 @@ def _check_moves(game, moves: list) -> list[list]:
     return [list(m) for m in state.history]
 
 
-def _respond(analysis: AnalysisRequest):
+def _respond(analysis: AnalysisRequest, callback: Callback | None):
     services = ctx()
     wait = _wait_param()
+    if callback is not None:
+        checked_url(callback.url, ["callback", "url"])
     try:
         job, how = services.analyses.submit(analysis)
     except Problem:
         services.metrics.analyses.labels("rejected").inc()
         raise
     services.metrics.analyses.labels(how).inc()
+    if callback is not None:
+        def ended():
+            status = services.analyses.status(job)
+            if status not in ("finished", "failed"):
+                return None
+            return analysis_event(services.analyses.view(job, status))
+
+        services.webhooks.add_callback(job.id, callback.url, callback.secret, ended)
     status = services.analyses.wait(job, wait) if wait else services.analyses.status(job)
     view = services.analyses.view(job, status)
     code = 200 if status in ("finished", "failed") else 202
@@ -115,7 +128,7 @@ def submit_analysis():
             analysis.build_state()
         except ValueError as exc:
             raise invalid(str(exc), reason="invalid_position") from None
-    return _respond(analysis)
+    return _respond(analysis, data.callback)
 
 
 @bp.post("/v1/games/<game_id>/analyses")
@@ -133,7 +146,7 @@ def analyse_game(game_id: str):
                                "type": "less_than_equal"}], reason="out_of_range")
     moves = [e.move for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
     return _respond(AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv,
-                                             core=core, moves=moves))
+                                             core=core, moves=moves), data.callback)
 
 
 @bp.get("/v1/analyses/<job_id>")

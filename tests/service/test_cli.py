@@ -24,6 +24,25 @@ def cmdline(pid: int) -> bytes:
         return b""
 
 
+def worker_children(pid: int, webhooks: bool) -> list[int]:
+    """The ``boxfish worker`` processes ``boxfish serve`` (``pid``) started itself: analysis
+    workers, or with ``webhooks`` webhook workers (not the RQ scheduler each of those runs in
+    a child process of its own)."""
+    found = []
+    for child in descendants(pid):
+        line = cmdline(child)
+        if b"worker" not in line or not line.count(b"boxfish.service.cli"):
+            continue
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if parent == pid and (b"--webhooks" in line) == webhooks:
+            found.append(child)
+    return found
+
+
 def _get(url: str):
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
@@ -68,15 +87,15 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path):
             job = json.loads(resp.read())
         assert job["status"] == "finished" and job["result"]["exact"] is True
         assert (tmp_path / "data" / "queue").is_dir()
+        # One webhook worker besides the analysis workers.
+        assert len(worker_children(proc.pid, webhooks=True)) == 1
         # A worker that dies is restarted.
-        workers = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
-                   and cmdline(p).count(b"boxfish.service.cli")]
+        workers = worker_children(proc.pid, webhooks=False)
         assert len(workers) == 1
         os.kill(workers[0], signal.SIGKILL)
         deadline = time.monotonic() + 30
         while True:
-            again = [p for p in descendants(proc.pid) if b"worker" in cmdline(p)
-                     and cmdline(p).count(b"boxfish.service.cli") and p != workers[0]]
+            again = [p for p in worker_children(proc.pid, webhooks=False) if p != workers[0]]
             if again:
                 break
             assert time.monotonic() < deadline, "the killed worker was not restarted"

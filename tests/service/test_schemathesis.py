@@ -79,8 +79,11 @@ STATEFUL_SEED = 20_240_601
 
 #: 422 reasons that a schema cannot foresee (see the module docstring); ``core_unavailable``:
 #: ``"core": "c"`` for a game or board size the compiled core does not take.
+#: ``invalid_url`` / ``private_address``: a webhook or callback URL whose host does not resolve,
+#: or resolves to an address that is not public.
 SEMANTIC_REASONS = {"limit_exceeded", "invalid_position", "out_of_range",
-                    "idempotency_key_reused", "core_unavailable"}
+                    "idempotency_key_reused", "core_unavailable", "invalid_url",
+                    "private_address"}
 
 
 # -- custom checks -----------------------------------------------------------------------------
@@ -109,14 +112,16 @@ def problem_details(ctx, response, case) -> None:
 
 
 def location_found(ctx, response, case) -> None:
-    """The ``Location`` of a 201 or 202 (or of a 200 that has one) is found by a GET."""
+    """The ``Location`` of a 201 or 202 (or of a 200 that has one) is found by a GET (with the
+    request's ``Authorization``: a webhook is read with the game's write token)."""
     location = (response.headers.get("location") or [None])[0]
     if response.status_code not in (200, 201, 202) or (
             location is None and response.status_code == 200):
         return
     assert location, f"{response.status_code} without a Location header"
     url = urljoin(response.request.url, location)
-    got = requests.get(url, timeout=TIMEOUT_S)
+    auth = {k: v for k, v in (case.headers or {}).items() if k.lower() == "authorization"}
+    got = requests.get(url, headers=auth, timeout=TIMEOUT_S)
     assert got.status_code == 200, f"GET {location} (the Location) answered {got.status_code}"
 
 
@@ -237,12 +242,12 @@ def _aim(case, games: Games | None) -> None:
 
     * Unless ``games`` is None, a game id in the path is replaced by one of ``games`` four
       times in five (chosen by the generated id): ``finished`` games for event streams (an
-      open game's stream never ends), any for the rest; an append that carries an
-      ``Authorization`` carries the game's write token six times in seven (one that carries
-      none stays without). A negative (schema-violating) path is left alone.
+      open game's stream never ends), any for the rest; an append (or a webhook request)
+      that carries an ``Authorization`` carries the game's write token six times in seven
+      (one that carries none stays without). A negative (schema-violating) path is left alone.
     * ``time_ms`` beyond 20 (and within the server's 10 s) is 20, the engine seat's
-      (``engine.time_ms`` of a new game) too, ``?wait=`` beyond 0.5 s is 0.5 s: the values
-      stay valid and the run stays short (one worker serves all).
+      (``engine.time_ms`` of a new game) too, ``?wait=`` beyond 0.5 s
+      is 0.5 s: the values stay valid and the run stays short (one worker serves all).
     * JSON Schema counts ``2.0`` as an integer; this service refuses it on purpose (ints are
       strict; test_games pins ``height: 2.0`` -> 422) and openapi.yaml says so in words, which
       is all a schema can do. So the integral floats schemathesis generates for integers are
@@ -260,7 +265,8 @@ def _aim(case, games: Games | None) -> None:
             case.path_parameters = {**params, "id": game_id}
             headers = case.headers or {}
             auth = [k for k in headers if k.lower() == "authorization"]
-            if auth and op.endswith("/moves") and zlib.crc32(key.encode()) % 7:
+            if auth and (op.endswith("/moves") or "/webhooks" in op) and \
+                    zlib.crc32(key.encode()) % 7:
                 case.headers = {**headers, auth[0]: f"Bearer {games.tokens[game_id]}"}
     if isinstance(case.body, dict):
         body = _whole_to_int(case.body)

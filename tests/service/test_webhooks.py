@@ -1,0 +1,382 @@
+"""Webhooks: the API (registration, secrets shown once, auth, limits, URL checks), and end to
+end with a real gunicorn, a real ``boxfish worker --webhooks`` (with RQ's scheduler) and a
+real HTTP receiver in this process, every delivery verified with the ``standardwebhooks``
+package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+import standardwebhooks
+
+from boxfish.service.app import create_app
+
+from .conftest import CheckedClient, _env, stop_process, wait_for_workers
+
+HOOK = "https://93.184.215.14/boxfish"
+
+
+# -- the API ---------------------------------------------------------------------------------
+
+
+def test_create_list_get_delete(client, new_game):
+    game_id, auth, _ = new_game()
+    resp = client.post(f"/v1/games/{game_id}/webhooks", headers=auth,
+                       json={"url": HOOK, "events": ["move.appended"]})
+    assert resp.status_code == 201, resp.json
+    hook = resp.json
+    assert hook["url"] == HOOK and hook["events"] == ["move.appended"] and hook["active"]
+    assert hook["secret"].startswith("whsec_")
+    assert resp.headers["Location"] == f"/v1/games/{game_id}/webhooks/{hook['id']}"
+    second = client.post(f"/v1/games/{game_id}/webhooks", headers=auth, json={"url": HOOK})
+    assert second.json["events"] == ["move.appended", "game.finished"]
+    listed = client.get(f"/v1/games/{game_id}/webhooks", headers=auth).json["webhooks"]
+    assert [h["id"] for h in listed] == [hook["id"], second.json["id"]]
+    assert all("secret" not in h for h in listed)
+    one = client.get(f"/v1/games/{game_id}/webhooks/{hook['id']}", headers=auth)
+    assert one.status_code == 200 and "secret" not in one.json and one.json["url"] == HOOK
+    log = client.get(f"/v1/games/{game_id}/webhooks/{hook['id']}/deliveries", headers=auth)
+    assert log.json == {"webhook": hook["id"], "deliveries": []}
+    assert client.delete(f"/v1/games/{game_id}/webhooks/{hook['id']}",
+                         headers=auth).status_code == 204
+    assert client.delete(f"/v1/games/{game_id}/webhooks/{hook['id']}",
+                         headers=auth).status_code == 404
+    assert [h["id"] for h in client.get(f"/v1/games/{game_id}/webhooks",
+                                        headers=auth).json["webhooks"]] == [second.json["id"]]
+
+
+def test_auth_and_not_found(client, new_game):
+    game_id, auth, _ = new_game()
+    other_id, other_auth, _ = new_game()
+    path = f"/v1/games/{game_id}/webhooks"
+    for resp in (client.post(path, json={"url": HOOK}), client.get(path)):
+        assert resp.status_code == 401 and resp.json["type"].endswith(":unauthorized")
+    for resp in (client.post(path, json={"url": HOOK}, headers=other_auth),
+                 client.get(path, headers=other_auth),
+                 client.delete(f"{path}/wh_0", headers=other_auth)):
+        assert resp.status_code == 403
+    assert client.get(f"/v1/games/{game_id}/webhooks", headers=auth).json == {"webhooks": []}
+    assert client.get("/v1/games/nosuchgame/webhooks", headers=auth).status_code == 404
+    assert client.get(f"{path}/wh_nope/deliveries", headers=auth).status_code == 404
+    assert client.get(f"{path}/wh_nope", headers=auth).status_code == 404
+    hook = client.post(f"/v1/games/{other_id}/webhooks", headers=other_auth,
+                       json={"url": HOOK}).json
+    # Another game's webhook is not found through this one.
+    assert client.get(f"{path}/{hook['id']}", headers=auth).status_code == 404
+
+
+@pytest.mark.parametrize("body, reason", [
+    ({"url": "ftp://93.184.215.14/x"}, "invalid_url"),
+    ({"url": "https://user:pw@93.184.215.14/x"}, "invalid_url"),
+    ({"url": HOOK, "events": ["move.deleted"]}, "invalid_request"),
+    ({"url": HOOK, "events": []}, "invalid_request"),
+    ({"url": HOOK, "events": ["move.appended", "move.appended"]}, "invalid_request"),
+    ({"url": HOOK, "secret": "whsec_AAAA"}, "invalid_request"),
+    ({"events": ["move.appended"]}, "invalid_request"),
+])
+def test_bad_registrations_are_422_and_change_nothing(client, new_game, body, reason):
+    game_id, auth, _ = new_game()
+    resp = client.post(f"/v1/games/{game_id}/webhooks", headers=auth, json=body)
+    assert resp.status_code == 422 and resp.json["reason"] == reason, resp.json
+    assert client.get(f"/v1/games/{game_id}/webhooks", headers=auth).json == {"webhooks": []}
+
+
+@pytest.fixture
+def strict_client(settings, redis_client, spec):
+    """A client of an app that refuses private addresses and allows 2 webhooks a game."""
+    app = create_app(settings.model_copy(update={"webhook_allow_private": False,
+                                                 "webhook_max_per_game": 2}),
+                     connection=redis_client)
+    return CheckedClient(app.test_client(), spec)
+
+
+def _game(client) -> tuple[str, dict]:
+    resp = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 1, "height": 1})
+    return resp.json["id"], {"Authorization": f"Bearer {resp.json['write_token']}"}
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/hook", "http://10.0.0.7/",
+                                 "http://169.254.169.254/latest", "http://[::1]/",
+                                 "http://localhost/"])
+def test_private_urls_are_refused_without_the_setting(strict_client, url):
+    game_id, auth = _game(strict_client)
+    resp = strict_client.post(f"/v1/games/{game_id}/webhooks", headers=auth, json={"url": url})
+    assert resp.status_code == 422 and resp.json["reason"] == "private_address", resp.json
+    resp = strict_client.post("/v1/analyses", json={
+        "game": "dots-and-boxes", "width": 1, "height": 1,
+        "callback": {"url": url, "secret": standardwebhooks_secret()}})
+    assert resp.status_code == 422 and resp.json["reason"] == "private_address"
+
+
+def standardwebhooks_secret() -> str:
+    from boxfish.service.webhooks import new_secret
+    return new_secret()
+
+
+def test_the_per_game_limit(strict_client):
+    game_id, auth = _game(strict_client)
+    path = f"/v1/games/{game_id}/webhooks"
+    first = strict_client.post(path, headers=auth, json={"url": HOOK})
+    assert first.status_code == 201
+    assert strict_client.post(path, headers=auth, json={"url": HOOK}).status_code == 201
+    resp = strict_client.post(path, headers=auth, json={"url": HOOK})
+    assert resp.status_code == 422 and resp.json["reason"] == "limit_exceeded"
+    assert strict_client.delete(f"{path}/{first.json['id']}", headers=auth).status_code == 204
+    assert strict_client.post(path, headers=auth, json={"url": HOOK}).status_code == 201
+
+
+@pytest.mark.parametrize("secret", ["whsec_", "AAAA" * 8, "whsec_" + "A" * 31,
+                                    "whsec_" + "AAAA" * 4, "whsec_" + "AAAA" * 23,
+                                    "whsec_" + "A!AA" * 8])
+def test_bad_callback_secrets_are_422(client, secret):
+    resp = client.post("/v1/analyses", json={
+        "game": "dots-and-boxes", "width": 1, "height": 1,
+        "callback": {"url": HOOK, "secret": secret}})
+    assert resp.status_code == 422 and resp.json["errors"][0]["loc"][:2] == ["callback",
+                                                                            "secret"]
+
+
+# -- end to end ------------------------------------------------------------------------------
+
+
+class Receiver:
+    """An HTTP server on loopback recording every request (time, path, headers, body) and
+    answering each path with its scripted statuses in turn (then 200)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.scripts: dict[str, list] = {}
+        self.lock = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - the http.server name
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                with receiver.lock:
+                    script = receiver.scripts.get(self.path, [])
+                    status, headers = script.pop(0) if script else (200, {})
+                    receiver.requests.append({
+                        "at": time.time(), "path": self.path, "body": body.decode(),
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "answered": status})
+                    receiver.lock.notify_all()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def script(self, path: str, *answers) -> str:
+        """Answer ``path`` with ``answers`` (a status, or ``(status, headers)``) in turn."""
+        self.scripts[path] = [a if isinstance(a, tuple) else (a, {}) for a in answers]
+        return self.url + path
+
+    def wait_for(self, path: str, n: int, timeout_s: float = 30.0) -> list[dict]:
+        """The first ``n`` requests to ``path`` once there are that many."""
+        deadline = time.monotonic() + timeout_s
+        with self.lock:
+            while True:
+                got = [r for r in self.requests if r["path"] == path]
+                if len(got) >= n:
+                    return got[:n]
+                remaining = deadline - time.monotonic()
+                assert remaining > 0, f"{len(got)} of {n} requests to {path} arrived"
+                self.lock.wait(remaining)
+
+    def to(self, path: str) -> list[dict]:
+        with self.lock:
+            return [r for r in self.requests if r["path"] == path]
+
+
+def verified(secret: str, request: dict) -> dict:
+    """The body of ``request`` as the ``standardwebhooks`` package verifies it."""
+    return standardwebhooks.Webhook(secret).verify(request["body"], request["headers"])
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    r = Receiver()
+    yield r
+    r.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def webhook_worker(settings, redis_client, tmp_path_factory):
+    """A real ``boxfish worker --webhooks`` (with RQ's scheduler) on the session's queue."""
+    log = open(tmp_path_factory.mktemp("webhooks") / "worker.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "worker",
+                             "--webhooks"], env=_env(settings), stdout=log, stderr=log,
+                            start_new_session=True)
+    wait_for_workers(redis_client, settings.webhook_queue_name, 1)
+    yield proc
+    stop_process(proc)
+
+
+@pytest.fixture
+def api(server_url, webhook_worker):
+    with httpx.Client(base_url=server_url, timeout=10) as http:
+        yield http
+
+
+def _new_game(api, width=1, height=1) -> tuple[str, dict]:
+    resp = api.post("/v1/games", json={"game": "dots-and-boxes", "width": width,
+                                       "height": height})
+    assert resp.status_code == 201
+    return resp.json()["id"], {"Authorization": f"Bearer {resp.json()['write_token']}"}
+
+
+def _register(api, game_id, auth, url, events=None) -> dict:
+    body = {"url": url} if events is None else {"url": url, "events": events}
+    resp = api.post(f"/v1/games/{game_id}/webhooks", headers=auth, json=body)
+    assert resp.status_code == 201, resp.text
+    return resp.json()
+
+
+def _append(api, game_id, auth, move, key=None) -> httpx.Response:
+    headers = dict(auth, **({"Idempotency-Key": key} if key else {}))
+    resp = api.post(f"/v1/games/{game_id}/moves", headers=headers, json={"move": move})
+    assert resp.status_code == 201, resp.text
+    return resp
+
+
+def _deliveries(api, game_id, auth, hook_id) -> list[dict]:
+    resp = api.get(f"/v1/games/{game_id}/webhooks/{hook_id}/deliveries", headers=auth)
+    assert resp.status_code == 200
+    return resp.json()["deliveries"]
+
+
+def _seconds(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+ONE_BY_ONE = [[1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 2]]
+
+
+def test_a_game_is_delivered_signed_to_the_end(api, receiver):
+    game_id, auth = _new_game(api)
+    url = receiver.script("/game")
+    hook = _register(api, game_id, auth, url)
+    for i, move in enumerate(ONE_BY_ONE):
+        _append(api, game_id, auth, move, key=f"k{i}")
+    # A retried append (same key) replays its answer and delivers nothing again.
+    assert _append(api, game_id, auth, ONE_BY_ONE[-1], key="k3") \
+        .headers["Idempotent-Replayed"] == "true"
+    got = receiver.wait_for("/game", 5)
+    events = [verified(hook["secret"], r) for r in got]
+    assert [(e["type"], e["data"]["serial"]) for e in events] == [
+        ("move.appended", 1), ("move.appended", 2), ("move.appended", 3),
+        ("move.appended", 4), ("game.finished", 4)]
+    last = events[3]["data"]
+    assert last["game"] == game_id and last["move"] == [2, 1, 2] and last["status"] == \
+        "finished" and last["to_move"] is None and sum(last["scores"]) == 1
+    assert events[4]["data"]["winner"] == last["scores"].index(1)
+    ids = [r["headers"]["webhook-id"] for r in got]
+    assert len(set(ids)) == 5 and ids[0] == f"msg_{hook['id']}_1_move.appended"
+    # Whatever the replay had enqueued would have come before a delivery enqueued after it.
+    game2, auth2 = _new_game(api)
+    _register(api, game2, auth2, receiver.script("/after-game"))
+    _append(api, game2, auth2, [1, 1, 1])
+    receiver.wait_for("/after-game", 1)
+    assert len(receiver.to("/game")) == 5
+    log = _deliveries(api, game_id, auth, hook["id"])
+    assert [(d["message_id"], d["outcome"], d["status_code"], d["attempt"])
+            for d in reversed(log)] == [(i, "delivered", 200, 1) for i in ids]
+
+
+def test_500_twice_then_200_is_three_attempts_of_one_message(api, receiver):
+    game_id, auth = _new_game(api, 2, 2)
+    url = receiver.script("/flaky", 500, 503)
+    hook = _register(api, game_id, auth, url, ["move.appended"])
+    _append(api, game_id, auth, [1, 1, 1])
+    got = receiver.wait_for("/flaky", 3)
+    assert [r["answered"] for r in got] == [500, 503, 200]
+    assert len({r["headers"]["webhook-id"] for r in got}) == 1
+    assert len({r["body"] for r in got}) == 1
+    for r in got:
+        verified(hook["secret"], r)
+    deadline = time.monotonic() + 10
+    while len(log := _deliveries(api, game_id, auth, hook["id"])) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert [(d["attempt"], d["outcome"], d["status_code"]) for d in reversed(log)] == [
+        (1, "retrying", 500), (2, "retrying", 503), (3, "delivered", 200)]
+    assert all(d["message_id"] == got[0]["headers"]["webhook-id"] for d in log)
+
+
+def test_429_with_retry_after_waits_that_long(api, receiver):
+    game_id, auth = _new_game(api, 2, 2)
+    url = receiver.script("/busy", (429, {"Retry-After": "1"}))
+    hook = _register(api, game_id, auth, url, ["move.appended"])
+    _append(api, game_id, auth, [1, 1, 1])
+    first, second = receiver.wait_for("/busy", 2)
+    assert second["at"] - first["at"] >= 1.0
+    log = _deliveries(api, game_id, auth, hook["id"])
+    retry, done = log[1], log[0]
+    assert (retry["outcome"], retry["status_code"], done["outcome"]) == ("retrying", 429,
+                                                                         "delivered")
+    assert _seconds(done["at"]) - _seconds(retry["at"]) >= 1.0
+    assert _seconds(retry["next_attempt_at"]) - _seconds(retry["at"]) >= 1.0
+
+
+def test_410_disables_the_webhook(api, receiver):
+    game_id, auth = _new_game(api, 2, 2)
+    gone = _register(api, game_id, auth, receiver.script("/gone", 410), ["move.appended"])
+    control = _register(api, game_id, auth, receiver.script("/control"), ["move.appended"])
+    _append(api, game_id, auth, [1, 1, 1])
+    receiver.wait_for("/gone", 1)
+    deadline = time.monotonic() + 10
+    while True:
+        listed = {h["id"]: h for h in api.get(f"/v1/games/{game_id}/webhooks",
+                                              headers=auth).json()["webhooks"]}
+        if not listed[gone["id"]]["active"]:
+            break
+        assert time.monotonic() < deadline, "the 410 did not disable the webhook"
+        time.sleep(0.05)
+    assert "410" in listed[gone["id"]]["disabled_reason"] and listed[control["id"]]["active"]
+    assert [(d["outcome"], d["status_code"]) for d in
+            _deliveries(api, game_id, auth, gone["id"])] == [("disabled", 410)]
+    _append(api, game_id, auth, [1, 2, 1])
+    # The disabled webhook was registered first: a delivery to it would come first.
+    receiver.wait_for("/control", 2)
+    assert len(receiver.to("/gone")) == 1
+
+
+def test_an_analysis_callback_is_delivered(api, receiver, rq_worker):
+    from boxfish.service.webhooks import new_secret
+
+    secret = new_secret()
+    body = {"game": "dots-and-boxes", "width": 1, "height": 2, "moves": [[1, 1, 1]],
+            "time_ms": 300, "callback": {"url": receiver.script("/analysis"),
+                                         "secret": secret}}
+    resp = api.post("/v1/analyses?wait=8", json=body)
+    assert resp.status_code == 200 and resp.json()["status"] == "finished", resp.text
+    job = resp.json()
+    (got,) = receiver.wait_for("/analysis", 1)
+    event = verified(secret, got)
+    assert event["type"] == "analysis.finished" and got["headers"]["webhook-id"] == \
+        f"msg_{job['id']}_0"
+    assert event["data"]["id"] == job["id"] and event["data"]["status"] == "finished"
+    assert event["data"]["result"] == job["result"]
+    assert event["data"]["request"] == job["request"]
+    # An identical request joins the ended job: its own callback is delivered at once.
+    other = new_secret()
+    body["callback"] = {"url": receiver.script("/analysis-late"), "secret": other}
+    again = api.post("/v1/analyses", json=body)
+    assert again.json()["id"] == job["id"]
+    (late,) = receiver.wait_for("/analysis-late", 1)
+    assert verified(other, late)["data"]["result"] == job["result"]
+    assert late["headers"]["webhook-id"] == f"msg_{job['id']}_1"
