@@ -43,7 +43,7 @@ _STATUS = {
 DONE = ("finished", "failed")
 
 
-def _error_text(job: Job) -> str:
+def job_error_text(job: Job) -> str:
     """A one-line error for a failed job (the last line of the worker's traceback)."""
     exc = None
     try:
@@ -190,7 +190,7 @@ class AnalysisService:
         if status == "finished":
             view["result"] = job.return_value()
         elif status == "failed":
-            view["error"] = _error_text(job)
+            view["error"] = job_error_text(job)
         request = self.request_of(job)
         if request is not None:
             view["request"] = request.model_dump(mode="json")

@@ -29,7 +29,7 @@ from rq import Queue, Retry
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from .analyses import AnalysisService, _error_text
+from .analyses import AnalysisService, job_error_text
 from .config import Settings
 from .events import MoveEvent
 from .games import GameListener, GameService
@@ -115,7 +115,7 @@ class EngineSeats:
         try:
             job = self._fetch(engine_job_id(meta.game_id, state.serial + 1))
             status = "lost" if job is None else self.jobs.status(job)
-            error = _error_text(job) if status == "failed" else None
+            error = job_error_text(job) if status == "failed" else None
         except redis.RedisError:
             log.warning("engine seat: the job queue cannot be reached", exc_info=True)
             return {**view, "status": "unknown"}

@@ -74,7 +74,7 @@ def search_cache() -> engine.SearchCache | None:
     return process_runner().search_cache
 
 
-class _Liveness:
+class Liveness:
     """Refreshes a key with a short TTL from a daemon thread until stopped."""
 
     def __init__(self, connection: redis.Redis, key: str, ttl_s: float) -> None:
@@ -116,7 +116,7 @@ def run_analysis(request: dict | AnalysisRequest, alive_key: str | None = None,
                                     if k in PROGRESS_FIELDS}
             job.save_meta()
 
-    liveness = (_Liveness(job.connection, alive_key, alive_ttl_s)
+    liveness = (Liveness(job.connection, alive_key, alive_ttl_s)
                 if job is not None and alive_key else None)
     return process_runner().analyse(AnalysisRequest.model_validate(request), on_progress,
                                     while_searching=liveness)

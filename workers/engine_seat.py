@@ -30,7 +30,7 @@ from boxfish.service.engine_seat import engine_idempotency_key, engine_to_move
 from boxfish.service.games import fingerprint
 from boxfish.service.keys import KeySpace
 from boxfish.service.recorder import SerialConflict
-from boxfish.workers.analysis import AnalysisRunner, _Liveness, process_runner
+from boxfish.workers.analysis import AnalysisRunner, Liveness, process_runner
 
 
 class EngineMovePlayer:
@@ -91,6 +91,6 @@ def play_engine_move(game_id: str, serial: int, alive_key: str | None = None,
     from rq import get_current_job
 
     job = get_current_job()
-    liveness = (_Liveness(job.connection, alive_key, alive_ttl_s)
+    liveness = (Liveness(job.connection, alive_key, alive_ttl_s)
                 if job is not None and alive_key else None)
     return process_player().play(game_id, serial, while_searching=liveness)
