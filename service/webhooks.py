@@ -9,8 +9,9 @@ keyed with the base64-decoded secret after ``whsec_``, of ``<id>.<timestamp>.<bo
 Everything here lives in the job queue's Redis (``Services.queue_redis``), under the keys of
 :mod:`service.keys`: registrations are configuration, not moves, and the delivery worker needs
 no other Redis. Deliveries are RQ jobs on their own queue (``BOXFISH_WEBHOOK_QUEUE_NAME``), run
-by :mod:`workers.webhooks`; each message is enqueued once (a ``SET NX`` marker per message id:
-a replayed append, or a callback seen by both the API and the worker, enqueues nothing more).
+by :mod:`workers.webhooks`; each message is enqueued once (RQ's unique enqueue of its first
+attempt's job, then a marker per message id: a replayed append, or a callback seen by both the
+API and the worker, enqueues nothing more; see :meth:`Webhooks.enqueue_once`).
 
 Message ids are deterministic: ``msg_<webhook id>_<serial>_<type>`` for a game's events,
 ``msg_<analysis id>_<n>`` for the n-th callback (from 0) of an analysis.
@@ -30,6 +31,7 @@ from datetime import UTC, datetime
 
 import redis
 from rq import Queue
+from rq.exceptions import DuplicateJobError
 
 from .config import Settings
 from .events import MoveEvent
@@ -248,32 +250,39 @@ class Webhooks:
         return f"whd-{hashlib.sha256(message_id.encode()).hexdigest()[:40]}-{attempt}"
 
     def enqueue_attempt(self, target: dict, message_id: str, body: str, attempt: int,
-                        at_s: float | None = None) -> None:
+                        at_s: float | None = None) -> bool:
         """Enqueue attempt ``attempt`` of a message, now or at ``at_s`` (seconds since the
-        epoch, rounded up to RQ's scheduler's whole seconds, so never early)."""
+        epoch, rounded up to RQ's scheduler's whole seconds, so never early). An attempt
+        enqueued now is enqueued atomically only if its job does not exist (RQ's unique
+        enqueue); returns False when it did."""
         kwargs = dict(job_id=self.job_id(message_id, attempt),
                       job_timeout=int(4 * self.timeout_s) + JOB_MARGIN_S, result_ttl=0,
                       failure_ttl=self.retention_s,
                       description=f"webhook {message_id} attempt {attempt}")
         args = (DELIVER_FUNCTION, target, message_id, body, attempt)
-        if at_s is None:
-            self.queue.enqueue(*args, **kwargs)
-        else:
+        if at_s is not None:
             self.queue.enqueue_at(datetime.fromtimestamp(math.ceil(at_s), UTC), *args,
                                   **kwargs)
+            return True
+        try:
+            self.queue.enqueue(*args, unique=True, **kwargs)
+        except DuplicateJobError:
+            return False
+        return True
 
     def enqueue_once(self, target: dict, message_id: str, body: str) -> bool:
-        """Enqueue the first attempt of a message unless it was enqueued before (within
-        ``retention_s``); True if enqueued now."""
+        """Enqueue the first attempt of a message unless it was enqueued before; True if
+        enqueued now. Never lost, rarely doubled: the marker of an enqueued message (kept
+        ``retention_s``) is set only after its job is, and the job is enqueued only if it
+        does not exist; a process that dies between the two leaves no marker, so a replay of
+        the append enqueues the message again once its first job has ended (a second
+        delivery with the same ``webhook-id``, which receivers deduplicate)."""
         marker = self.keys.webhook_enqueued(message_id)
-        if not self.redis.set(marker, 1, nx=True, ex=self.retention_s):
+        if self.redis.exists(marker):
             return False
-        try:
-            self.enqueue_attempt(target, message_id, body, 1)
-        except BaseException:
-            self.redis.delete(marker)  # not enqueued: a replay may try again
-            raise
-        return True
+        enqueued = self.enqueue_attempt(target, message_id, body, 1)
+        self.redis.set(marker, 1, ex=self.retention_s)
+        return enqueued
 
     def announce_move(self, game_id: str, event: MoveEvent) -> int:
         """Enqueue the deliveries a stored move makes to the game's active webhooks that
@@ -319,7 +328,7 @@ class Webhooks:
             index = pipe.execute()[0] - 1
         # Pushed first, read second; analysis_ended writes first and reads second: whichever
         # comes last sees the other, so the callback is enqueued at least once (and,
-        # through enqueue_once, at most once).
+        # through enqueue_once, once).
         body = self.redis.get(self.keys.analysis_ended(job_id))
         body = body.decode() if body is not None else ended()
         if body is not None:

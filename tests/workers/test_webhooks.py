@@ -101,3 +101,29 @@ def test_retry_after_seconds_and_http_dates():
     assert parse_retry_after(format_datetime(datetime.fromtimestamp(now - 30, UTC),
                                              usegmt=True), now) == 0.0
     assert parse_retry_after("soon", now) is None and parse_retry_after(None, now) is None
+
+
+def test_a_message_is_enqueued_once_and_never_lost(settings, redis_client):
+    """The first attempt's job is enqueued before the message's marker is set, and only if it
+    does not exist: a process that died between the two (job there, no marker) leaves a
+    replay nothing to double; a second call finds the marker."""
+    from rq import Queue
+
+    from boxfish.service.keys import KeySpace
+    from boxfish.service.webhooks import Webhooks
+
+    webhooks = Webhooks.from_settings(redis_client, settings, KeySpace(settings.key_prefix))
+    queue = Queue(settings.webhook_queue_name, connection=redis_client)
+    target = {"game": "g-once", "webhook": "wh_once"}
+    body = '{"type": "move.appended", "timestamp": "t", "data": {"serial": 1}}'
+    before = queue.count
+    # What a process that died after enqueueing, before its marker, leaves behind:
+    assert webhooks.enqueue_attempt(target, "msg_once_1", body, 1)
+    assert not redis_client.exists(webhooks.keys.webhook_enqueued("msg_once_1"))
+    assert not webhooks.enqueue_once(target, "msg_once_1", body)  # its replay
+    assert not webhooks.enqueue_once(target, "msg_once_1", body)  # and another
+    assert webhooks.enqueue_once(target, "msg_once_2", body)
+    assert queue.count == before + 2
+    for message_id in ("msg_once_1", "msg_once_2"):
+        queue.fetch_job(webhooks.job_id(message_id, 1)).delete()
+    assert queue.count == before
