@@ -55,7 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bot", help="play one seat of a game with the server's analyses")
     b.add_argument("--url", required=True, help="the API's base URL, e.g. http://127.0.0.1:8000")
     b.add_argument("--game", required=True, help="the game's id")
-    b.add_argument("--token", required=True, help="the game's write token")
+    b.add_argument("--token", default=os.environ.get("BOXFISH_TOKEN"),
+                   required="BOXFISH_TOKEN" not in os.environ,
+                   help="the game's write token (default: $BOXFISH_TOKEN, which keeps it out "
+                        "of the process list)")
     b.add_argument("--seat", type=int, choices=(0, 1), required=True, help="the side to play")
     b.add_argument("--time-ms", type=int, default=1000,
                    help="search time per move in milliseconds (default 1000)")

@@ -54,8 +54,17 @@ log = logging.getLogger(__name__)
 APPEND_RETRIES = 8
 
 
+def _urlsafe_not_dash(nbytes: int) -> str:
+    """``secrets.token_urlsafe(nbytes)`` that does not begin with ``-``, so that it can follow
+    a command-line option (``--game ID``) without being read as one."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
+
+
 def new_game_id() -> str:
-    return secrets.token_urlsafe(9)
+    return _urlsafe_not_dash(9)
 
 
 def token_hash(token: str) -> str:
@@ -150,7 +159,7 @@ class GameService:
     def create(self, game, engine_seat: EngineSeat | None = None) -> tuple[GameMeta, str]:
         """Store a new game of ``game`` (an engine Game), with the side the engine plays if
         any; returns its metadata and the secret write token (only its SHA-256 is stored)."""
-        token = secrets.token_urlsafe(24)
+        token = _urlsafe_not_dash(24)
         while True:
             meta = GameMeta(game_id=new_game_id(), game=game.name, params=game.params(),
                             token_sha256=token_hash(token), created_at=int(time.time() * 1000),

@@ -4,6 +4,7 @@ or game stops at once with status 2."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -70,3 +71,28 @@ def test_a_bot_refused_by_the_server_exits_2(server_url, rq_worker, tmp_path):
     missing = start_bot(server_url, "no-such-game", game.token, 1, tmp_path / "missing.log")
     assert missing.wait(timeout=60) == 2
     assert "404" in (tmp_path / "missing.log").read_text()
+
+
+def test_the_bot_takes_its_token_from_the_environment(server_url, rq_worker, tmp_path):
+    """``BOXFISH_TOKEN`` instead of ``--token`` (kept out of the process list); the ids and
+    tokens the server makes never begin with "-", so "--game ID" works too."""
+    with Client(server_url) as api:
+        game = api.create_game(width=2, height=1, engine={"seat": 1, "time_ms": 50})
+    log_path = tmp_path / "env-token.log"
+    with open(log_path, "wb") as log:
+        bot = subprocess.run(
+            [sys.executable, "-m", "boxfish.service.cli", "bot", "--url", server_url,
+             "--game", game.id, "--seat", "0", "--time-ms", "50"],
+            env={**os.environ, "BOXFISH_TOKEN": game.token}, stdout=log,
+            stderr=subprocess.STDOUT, timeout=60)
+    assert bot.returncode == 0, log_path.read_text()
+    with Client(server_url) as api:
+        assert api.state(game.id).finished  # the bot against the engine seat, to the end
+
+
+def test_ids_and_tokens_never_begin_with_a_dash(monkeypatch):
+    from boxfish.service import games
+
+    made = iter(["-dash", "plain"])
+    monkeypatch.setattr(games.secrets, "token_urlsafe", lambda n: next(made))
+    assert games.new_game_id() == "plain"
