@@ -130,6 +130,9 @@ def create_app(settings: Settings | None = None,
     def gauges():
         return {"boxfish_analysis_queue_length": ("Analysis jobs waiting",
                                                   services.analyses.queue_length()),
+                "boxfish_webhook_queue_length": ("Webhook deliveries waiting (retries "
+                                                 "scheduled for later not counted)",
+                                                 services.webhooks.queue.count),
                 "boxfish_state_cache_entries": ("Game states in this process's cache",
                                                 len(services.games.cache))}
     metrics.add_scrape_gauges(gauges)

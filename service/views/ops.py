@@ -15,11 +15,12 @@ from . import ctx
 bp = Blueprint("ops", __name__)
 
 
-def live_workers(services) -> int:
-    """RQ workers on the analysis queue whose last heartbeat is recent."""
+def live_workers(services, queue=None) -> int:
+    """RQ workers on ``queue`` (default: the analysis queue) whose last heartbeat is
+    recent."""
     now = datetime.now(UTC)
     count = 0
-    for worker in Worker.all(queue=services.analyses.queue):
+    for worker in Worker.all(queue=queue or services.analyses.queue):
         beat = worker.last_heartbeat
         if beat is None:
             continue
@@ -38,19 +39,23 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    """Ready for traffic: Redis answers PING and at least one analysis worker is alive."""
+    """Ready for traffic: Redis answers PING and at least one analysis worker is alive. The
+    webhook workers are counted too (``webhook_workers``), not required: without one the API
+    still serves, and deliveries wait in their queue."""
     services = ctx()
     try:
         services.redis.ping()
         services.queue_redis.ping()
         workers = live_workers(services)
+        webhook_workers = live_workers(services, services.webhooks.queue)
     except Exception as exc:  # noqa: BLE001 - any store failure means not ready
         raise Problem(503, "not-ready", "Not ready", f"Redis is not reachable: {exc}",
                       headers={"Retry-After": "2"}, redis=False, workers=0) from None
     if workers < 1:
         raise Problem(503, "not-ready", "Not ready", "no analysis worker is alive",
                       headers={"Retry-After": "2"}, redis=True, workers=0)
-    return {"status": "ready", "redis": True, "workers": workers}
+    return {"status": "ready", "redis": True, "workers": workers,
+            "webhook_workers": webhook_workers}
 
 
 @bp.get("/metrics")

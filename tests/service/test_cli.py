@@ -71,6 +71,12 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path):
             assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
             time.sleep(0.2)
         assert body["workers"] == 1
+        while body["webhook_workers"] != 1:  # serve starts one webhook worker besides
+            assert time.monotonic() < deadline, f"no webhook worker came up: {body}"
+            time.sleep(0.2)
+            status, body = _get(f"http://127.0.0.1:{port}/readyz")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            assert b"boxfish_webhook_queue_length 0.0" in resp.read()
         req = urllib.request.Request(
             f"http://127.0.0.1:{port}/v1/games", method="POST",
             data=json.dumps({"game": "dots-and-boxes", "width": 2, "height": 2}).encode(),
