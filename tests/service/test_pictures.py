@@ -251,3 +251,20 @@ def test_etags_and_cache_control(client, new_game):
     finished = client.get(url)
     assert finished.headers["Cache-Control"] == IMMUTABLE
     assert ET.fromstring(finished.data).find(SVG + "text").text.startswith("game over")
+
+
+def test_bounds_are_marked_on_the_labels():
+    game = engine.load_game("dots-and-boxes", width=1, height=1)
+    state = game.new_state()
+    state.play((1, 1, 1))
+    result = {"best_move": [1, 2, 1], "value": 1, "exact": False, "bound": "lower",
+              "moves": [{"move": [1, 2, 1], "value": 1, "exact": False, "bound": "lower"},
+                        {"move": [1, 1, 2], "value": -1, "exact": False, "bound": "upper"},
+                        {"move": [2, 1, 2], "value": 0, "exact": True, "bound": "exact"}]}
+    root = ET.fromstring(render("svg", state, result))
+    labels = {el.get("data-move"): (el.text, _classes(el) - {"value"})
+              for el in _all(root, "text", "value")}
+    assert labels == {"1,2,1": (">=+1", {"lower", "positive"}),
+                      "1,1,2": ("<=-1", {"upper", "negative"}),
+                      "2,1,2": ("+0", {"exact"})}
+    assert [el.get("data-move") for el in _all(root, "line", "best")] == ["1,2,1"]
