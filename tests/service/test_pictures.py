@@ -268,3 +268,21 @@ def test_bounds_are_marked_on_the_labels():
                       "1,1,2": ("<=-1", {"upper", "negative"}),
                       "2,1,2": ("+0", {"exact"})}
     assert [el.get("data-move") for el in _all(root, "line", "best")] == ["1,2,1"]
+
+
+def test_analysis_picture_of_a_failed_analysis_is_409(app, client, settings, work_here):
+    """A job whose request cannot be searched (a move off the board: the API would refuse it,
+    so it is enqueued as an older or foreign client could have) fails in the worker; its
+    picture is a 409 ``failed`` problem, in every format."""
+    analyses = app.extensions["boxfish"].analyses
+    request = {"game": "dots-and-boxes", "params": {"width": 2, "height": 2},
+               "moves": [[9, 9, 1]], "time_ms": 10}
+    job = analyses.queue.enqueue("boxfish.workers.analysis.run_analysis", request,
+                                 job_id=f"failing-{random.randrange(10**9)}", result_ttl=60,
+                                 failure_ttl=60)
+    work_here(settings.queue_name)
+    assert client.get(f"/v1/analyses/{job.id}").json["status"] == "failed"
+    for fmt in ("svg", "png", "txt"):
+        resp = client.get(f"/v1/analyses/{job.id}/board.{fmt}")
+        assert resp.status_code == 409, fmt
+        assert resp.json["reason"] == "failed"
