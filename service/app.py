@@ -46,11 +46,12 @@ class Services:
 
 def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
                    settings: Settings) -> RedisRecorder:
-    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements
-    and idempotency record lifetime."""
+    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements,
+    idempotency record lifetime and size of the index of recent games."""
     return RedisRecorder(connection, keys, min_replicas=settings.min_replicas_ack,
                          replica_timeout_ms=settings.replica_ack_timeout_ms,
-                         idempotency_ttl_s=settings.idempotency_ttl_s)
+                         idempotency_ttl_s=settings.idempotency_ttl_s,
+                         recent_kept=settings.recent_games_kept)
 
 
 def game_listeners(settings: Settings, queue_connection: redis.Redis,
