@@ -94,17 +94,6 @@ def _build_state(args):
     return game, state
 
 
-def _fmt_move(m) -> str:
-    return ",".join(str(v) for v in m) if m is not None else "-"
-
-
-def _fmt_value(v, exact, bound) -> str:
-    s = f"{v:+d}" if isinstance(v, int) else f"{v:+.2f}"
-    if exact:
-        return s
-    return {"upper": f"<={s}", "lower": f">={s}"}.get(bound, f"~{s}")
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -113,13 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"boxfish analyse: error: {exc}", file=sys.stderr)
         return 2
     from boxfish.engine.analysis import analyse
+    from boxfish.engine.text import analysis_text, format_move, format_value
 
     tty = sys.stdout.isatty() and not args.json and not args.no_progress
     progress = None
     if tty:
         def progress(p):
-            sys.stderr.write(f"\r  depth {p.depth:>3}  best {_fmt_move(p.best_move):<10} "
-                             f"value {_fmt_value(p.value, p.exact, 'estimate'):>6}  "
+            sys.stderr.write(f"\r  depth {p.depth:>3}  best {format_move(p.best_move):<10} "
+                             f"value {format_value(p.value, p.exact, 'estimate'):>6}  "
                              f"nodes {p.nodes:>9}  {p.time_ms / 1000:6.2f}s ")
             sys.stderr.flush()
     time_ms = args.time if args.time and args.time > 0 else None
@@ -135,41 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result.to_dict()))
         return 0
-    out = []
-    if hasattr(state, "to_ascii"):
-        out.append(state.to_ascii())
-    elif hasattr(state, "__str__"):
-        out.append(str(state))
-    to_move = getattr(state, "to_move", None)
-    scores = getattr(state, "scores", None)
-    head = f"{game!r}"
-    if to_move is not None:
-        head += f"  player {to_move} to move"
-    if scores is not None:
-        head += f"  score {scores[0]}-{scores[1]}"
-    out.append(head)
-    if result.best_move is None:
-        out.append("game over")
-    else:
-        what = "exact" if result.exact else result.bound
-        out.append(f"best move  {_fmt_move(result.best_move)}   value "
-                   f"{_fmt_value(result.value, result.exact, result.bound)} ({what})")
-        if result.proven:
-            out.append(f"proven     {result.proven}")
-        if result.mate_in is not None:
-            out.append(f"mate in    {result.mate_in:+d} plies (+: the side to move wins)")
-        out.append(f"depth {result.depth}  nodes {result.nodes}  nps {result.nps}  "
-                   f"time {result.time_ms:.0f} ms  tt hits {result.tt_hits}  "
-                   f"core {result.core}")
-        if result.pv:
-            out.append("pv         " + " ".join(_fmt_move(m) for m in result.pv[:16]))
-        out.append("moves:")
-        for i, mv in enumerate(result.moves):
-            out.append(f"  {i + 1:>3}. {_fmt_move(mv.move):<10} "
-                       f"{_fmt_value(mv.value, mv.exact, mv.bound):>7}"
-                       f"{'' if mv.exact else '  (' + mv.bound + ')'}"
-                       f"{'' if mv.mate_in is None else f'  mate {mv.mate_in:+d}'}")
-    print("\n".join(out))
+    print(analysis_text(game, state, result.to_dict()))
     return 0
 
 

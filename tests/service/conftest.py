@@ -49,11 +49,15 @@ def _env(settings: Settings, **extra) -> dict:
     return env
 
 
+def _text(data):
+    return data.decode() if isinstance(data, bytes) else data
+
+
 @pytest.fixture(scope="session")
 def spec() -> OpenAPI:
     config = Config(extra_media_type_deserializers={
         "application/problem+json": json.loads,
-        "application/yaml": lambda data: data.decode() if isinstance(data, bytes) else data})
+        "application/yaml": _text, "image/svg+xml": _text, "text/plain": _text})
     return OpenAPI.from_file_path(str(ROOT / "openapi.yaml"), config=config)
 
 

@@ -1,0 +1,78 @@
+"""The text rendering of a position and of an analysis: what ``boxfish analyse`` prints and
+what the service's ``board.txt`` answers (one function each, so both show the same text).
+
+An analysis is given as its JSON form (``Analysis.to_dict()``, what an analysis job stores), so
+a stored result renders exactly as a fresh one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def format_move(move: Sequence[int] | None) -> str:
+    """``"x,y,o"`` / ``"r,c"`` for a move, ``"-"`` for None."""
+    return ",".join(str(v) for v in move) if move is not None else "-"
+
+
+def format_value(value: float, exact: bool, bound: str) -> str:
+    """A value with its sign: ``+3`` when exact, ``>=+3`` for a lower bound, ``<=+3`` for an
+    upper bound, ``~+3`` for an estimate (floats with two decimals)."""
+    s = f"{value:+d}" if isinstance(value, int) else f"{value:+.2f}"
+    if exact:
+        return s
+    return {"upper": f"<={s}", "lower": f">={s}"}.get(str(bound), f"~{s}")
+
+
+def position_text(game, state) -> str:
+    """The board (``state.to_ascii()``) and a heading line: the game, the player to move and
+    the score."""
+    out = [state.to_ascii() if hasattr(state, "to_ascii") else str(state)]
+    to_move = getattr(state, "to_move", None)
+    scores = getattr(state, "scores", None)
+    head = f"{game!r}"
+    if to_move is not None:
+        head += f"  player {to_move} to move"
+    if scores is not None:
+        head += f"  score {scores[0]}-{scores[1]}"
+    out.append(head)
+    return "\n".join(out)
+
+
+def analysis_lines(result: dict, stats: bool = True) -> list[str]:
+    """The lines describing an analysis ``result`` (``Analysis.to_dict()``): best move and
+    value, proof, the search's statistics (with ``stats``: they depend on the machine and the
+    time taken), the principal variation and every analysed move with its value."""
+    if result["best_move"] is None:
+        return ["game over"]
+    out = []
+    what = "exact" if result["exact"] else result["bound"]
+    out.append(f"best move  {format_move(result['best_move'])}   value "
+               f"{format_value(result['value'], result['exact'], result['bound'])} ({what})")
+    if result.get("proven"):
+        out.append(f"proven     {result['proven']}")
+    if result.get("mate_in") is not None:
+        out.append(f"mate in    {result['mate_in']:+d} plies (+: the side to move wins)")
+    if stats:
+        out.append(f"depth {result['depth']}  nodes {result['nodes']}  nps {result['nps']}  "
+                   f"time {result['time_ms']:.0f} ms  tt hits {result['tt_hits']}  "
+                   f"core {result['core']}")
+    if result.get("pv"):
+        out.append("pv         " + " ".join(format_move(m) for m in result["pv"][:16]))
+    out.append("moves:")
+    for i, mv in enumerate(result.get("moves") or []):
+        mate = mv.get("mate_in")
+        out.append(f"  {i + 1:>3}. {format_move(mv['move']):<10} "
+                   f"{format_value(mv['value'], mv['exact'], mv['bound']):>7}"
+                   f"{'' if mv['exact'] else '  (' + mv['bound'] + ')'}"
+                   f"{'' if mate is None else f'  mate {mate:+d}'}")
+    return out
+
+
+def analysis_text(game, state, result: dict, stats: bool = True) -> str:
+    """:func:`position_text` followed by :func:`analysis_lines`: the whole of what
+    ``boxfish analyse`` prints (without ``--json``)."""
+    return "\n".join([position_text(game, state), *analysis_lines(result, stats)])
+
+
+__all__ = ["format_move", "format_value", "position_text", "analysis_lines", "analysis_text"]

@@ -1,0 +1,103 @@
+"""The Dots-and-Boxes scene: dots, drawn lines (the last one highlighted), a click target on
+every undrawn line, captured boxes in their owner's colour, and the status (scores, whose
+turn); for an analysis also the best move and every analysed line's value."""
+
+from __future__ import annotations
+
+from boxfish.engine.text import format_move, format_value
+
+from .scene import Scene, move_attr
+
+#: The margin around the dots, the status lines' height and the narrowest picture (in units:
+#: one unit is the distance between two dots).
+MARGIN = 0.6
+LINE_HEIGHT = 0.55
+MIN_WIDTH = 6.0
+
+
+def _dot(x: int, y: int, left: float) -> tuple[float, float]:
+    return left + x - 1, MARGIN + y - 1
+
+
+def _ends(move, left: float) -> tuple[float, float, float, float]:
+    x, y, o = move
+    x1, y1 = _dot(x, y, left)
+    return (x1, y1, x1 + 1, y1) if o == 1 else (x1, y1, x1, y1 + 1)
+
+
+def value_classes(mv: dict) -> list[str]:
+    """The classes of a value label: ``value``, its bound (``exact``, ``lower``, ``upper`` or
+    ``estimate``) and its sign (``positive`` / ``negative``, none for 0)."""
+    out = ["value", "exact" if mv["exact"] else str(mv["bound"])]
+    if mv["value"] > 0:
+        out.append("positive")
+    elif mv["value"] < 0:
+        out.append("negative")
+    return out
+
+
+def status_lines(state) -> list[str]:
+    s0, s1 = state.scores
+    result = state.result()
+    if result is None:
+        return [f"score {s0}-{s1} \u00b7 player {state.to_move} to move"]
+    if result["winner"] is None:
+        return [f"game over \u00b7 draw {s0}-{s1}"]
+    return [f"game over \u00b7 player {result['winner']} wins {s0}-{s1}"]
+
+
+def analysis_line(result: dict) -> str:
+    """The status line of an analysis: its best move and value."""
+    if result.get("best_move") is None:
+        return "analysis: game over"
+    what = "exact" if result["exact"] else result["bound"]
+    return (f"best {format_move(result['best_move'])} \u00b7 value "
+            f"{format_value(result['value'], result['exact'], result['bound'])} ({what})")
+
+
+def dots_scene(state, result: dict | None = None) -> Scene:
+    """The scene of a Dots-and-Boxes ``state``; ``result``: an analysis of it
+    (``Analysis.to_dict()``) to draw, or None."""
+    geo = state.game.geometry
+    w, h = geo.width, geo.height
+    width = max(w + 2 * MARGIN, MIN_WIDTH)
+    left = (width - w) / 2
+    status = status_lines(state)
+    if result is not None:
+        status.append(analysis_line(result))
+    board_h = h + 2 * MARGIN
+    scene = Scene(width, board_h + LINE_HEIGHT * len(status) + 0.15, state.game.name,
+                  state.serial)
+    scene.rect(["background"], 0, 0, scene.width, scene.height)
+    for x, y in geo.box_xy:
+        if state.valence(x, y) == 4:
+            owner = state.owner(x, y)
+            bx, by = _dot(x, y, left)
+            scene.rect(["box", f"owner-{owner}" if owner >= 0 else "owner-none"],
+                       bx, by, 1, 1, box=f"{x},{y}")
+    drawn = state.drawn
+    history = state.history
+    last = history[-1] if history else None
+    best = tuple(result["best_move"]) if result and result.get("best_move") else None
+    if best is not None:
+        scene.line(["best"], *_ends(best, left), move=move_attr(best))
+    for line, move in enumerate(geo.moves):
+        if drawn >> line & 1:
+            classes = ["line", "drawn"] + (["last"] if move == last else [])
+            scene.line(classes, *_ends(move, left), move=move_attr(move))
+    for y in range(1, h + 2):
+        for x in range(1, w + 2):
+            scene.circle(["dot"], *_dot(x, y, left), 0.085)
+    if result is not None:
+        for mv in result.get("moves") or []:
+            x1, y1, x2, y2 = _ends(mv["move"], left)
+            scene.text(value_classes(mv), (x1 + x2) / 2, (y1 + y2) / 2,
+                       format_value(mv["value"], mv["exact"], mv["bound"]),
+                       move=move_attr(mv["move"]))
+    for line, move in enumerate(geo.moves):
+        if not drawn >> line & 1:
+            scene.line(["slot"], *_ends(move, left), move=move_attr(move))
+    for i, text in enumerate(status):
+        classes = ["status"] + (["analysis"] if i >= 1 else [])
+        scene.text(classes, width / 2, board_h + LINE_HEIGHT * (i + 0.5), text)
+    return scene

@@ -1,0 +1,117 @@
+"""The drawing model shared by every picture format: a :class:`Scene` is a list of primitives
+(lines, rectangles, circles, texts) in one abstract unit, each with CSS-like classes and data
+attributes; :data:`STYLES` says how each class looks. The SVG and PNG renderers draw the same
+scene, so no drawing decision is made twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Player colours (player 0, player 1) and their light shades (boxes, won blocks).
+P0, P1 = "#1f5fbf", "#c8322d"
+P0_LIGHT, P1_LIGHT = "#c9dcf7", "#f5cdca"
+HIGHLIGHT = "#f08c00"
+BEST = "#1a9e4b"
+
+#: How each class looks, in draw order of precedence (a later class of a primitive overrides
+#: an earlier one's properties). Keys are ``"<kind>.<class>"`` or ``".<class>"`` (any kind);
+#: properties: ``fill``, ``stroke`` (colours or ``"none"``), ``width`` (stroke width in
+#: units), ``size`` (font size in units), ``weight`` (``"bold"``), ``dash`` (dash length in
+#: units, SVG only), ``hidden`` (not drawn in raster pictures: hit targets for clicks).
+STYLES: dict[str, dict] = {
+    "rect.background": {"fill": "#ffffff", "stroke": "none"},
+    "circle.dot": {"fill": "#222222", "stroke": "none"},
+    "line.line": {"stroke": "#444444", "width": 0.09},
+    "line.last": {"stroke": HIGHLIGHT, "width": 0.13},
+    "line.slot": {"stroke": "transparent", "width": 0.34, "hidden": True},
+    "line.best": {"stroke": BEST, "width": 0.13, "dash": 0.12},
+    "rect.box": {"fill": "#e4e4e4", "stroke": "none"},
+    "rect.owner-0": {"fill": P0_LIGHT},
+    "rect.owner-1": {"fill": P1_LIGHT},
+    "rect.cell": {"fill": "#ffffff", "stroke": "#b9b9b9", "width": 0.03},
+    "rect.legal": {"fill": "#fff4c2"},
+    "rect.block": {"fill": "none", "stroke": "none"},
+    "rect.won-0": {"fill": P0_LIGHT, "stroke": P0, "width": 0.06},
+    "rect.won-1": {"fill": P1_LIGHT, "stroke": P1, "width": 0.06},
+    "rect.drawn": {"fill": "#dddddd", "stroke": "#999999", "width": 0.06},
+    "rect.recent": {"fill": "none", "stroke": HIGHLIGHT, "width": 0.1},
+    "rect.best": {"fill": "none", "stroke": BEST, "width": 0.12},
+    "text.mark": {"size": 0.72, "weight": "bold"},
+    "text.p0": {"fill": P0},
+    "text.p1": {"fill": P1},
+    "text.status": {"fill": "#222222", "size": 0.36},
+    "text.wide": {"size": 0.6},
+    "text.bonus": {"fill": HIGHLIGHT},
+    "text.value": {"fill": "#333333", "size": 0.24},
+    "text.exact": {"fill": "#1d1d1d"},
+    "text.lower": {"fill": "#6b4e00"},
+    "text.upper": {"fill": "#6b4e00"},
+    "text.estimate": {"fill": "#777777"},
+    "text.positive": {"fill": BEST},
+    "text.negative": {"fill": "#b3261e"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Prim:
+    """One primitive. ``kind``: ``line`` (from ``(x, y)`` to ``(x2, y2)``), ``rect`` (corner
+    ``(x, y)``, size ``(w, h)``), ``circle`` (centre ``(x, y)``, radius ``r``) or ``text``
+    (``text`` centred on ``(x, y)``, or starting there with ``anchor="start"``). ``classes``:
+    the style classes, in order; ``data``: ``data-*`` attributes (SVG only)."""
+
+    kind: str
+    classes: tuple[str, ...]
+    x: float
+    y: float
+    x2: float = 0.0
+    y2: float = 0.0
+    w: float = 0.0
+    h: float = 0.0
+    r: float = 0.0
+    text: str = ""
+    anchor: str = "middle"
+    data: tuple[tuple[str, str], ...] = ()
+
+
+def style_of(prim: Prim) -> dict:
+    """The merged style of ``prim``'s classes (see :data:`STYLES`)."""
+    out: dict = {}
+    for c in prim.classes:
+        out.update(STYLES.get("." + c, ()))
+        out.update(STYLES.get(f"{prim.kind}.{c}", ()))
+    return out
+
+
+@dataclass(slots=True)
+class Scene:
+    """A picture: ``width`` x ``height`` units, the game's name and the serial shown (the root
+    element's data), and the primitives in drawing order (later ones on top)."""
+
+    width: float
+    height: float
+    game: str
+    serial: int
+    items: list[Prim] = field(default_factory=list)
+
+    def line(self, classes, x, y, x2, y2, **data) -> None:
+        self.items.append(Prim("line", tuple(classes), x, y, x2=x2, y2=y2, data=_data(data)))
+
+    def rect(self, classes, x, y, w, h, **data) -> None:
+        self.items.append(Prim("rect", tuple(classes), x, y, w=w, h=h, data=_data(data)))
+
+    def circle(self, classes, x, y, r, **data) -> None:
+        self.items.append(Prim("circle", tuple(classes), x, y, r=r, data=_data(data)))
+
+    def text(self, classes, x, y, text, anchor="middle", **data) -> None:
+        self.items.append(Prim("text", tuple(classes), x, y, text=text, anchor=anchor,
+                               data=_data(data)))
+
+
+def _data(data: dict) -> tuple[tuple[str, str], ...]:
+    return tuple((k, str(v)) for k, v in data.items())
+
+
+def move_attr(move) -> str:
+    """A move as a ``data-move`` value: its JSON list joined by commas (``"1,2,1"``)."""
+    return ",".join(str(v) for v in move)
