@@ -63,7 +63,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 const moveText = (move) => (move ? `(${move.join(",")})` : "none");
-const playerName = (p) => `Player ${p + 1}`;
+// Players are numbered as in the API and on the board pictures: 0 moves first.
+const playerName = (p) => `Player ${p}`;
 
 // ---------------------------------------------------------------------------------------
 // The start page
@@ -383,6 +384,8 @@ class GamePage {
     const svg = doc.documentElement;
     if (svg.nodeName !== "svg") return;
     const node = document.importNode(svg, true);
+    // The page's policy refuses inline styles: /board.css has the same rules.
+    for (const style of node.querySelectorAll("style")) style.remove();
     node.removeAttribute("width");
     node.removeAttribute("height");
     node.setAttribute("role", "img");

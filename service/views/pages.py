@@ -2,7 +2,9 @@
 recent games) and ``GET /games/<id>`` (the live analysis board).
 
 The pages are plain HTML from Jinja templates (``service/templates``) with one JavaScript
-module and one style sheet (``service/static``, served by Flask at ``/static``). Everything
+module and one style sheet (``service/static``, served by Flask at ``/static``), and the board
+pictures' style sheet (``/board.css``): the board is the picture of ``GET
+/v1/games/{id}/board.svg`` inlined, so there is one drawing code. Everything
 the pages show they fetch from the public API, so the HTML carries only what the script needs
 to start, in ``data-`` attributes: no inline script or style, which their
 Content-Security-Policy (:data:`PAGE_CSP`) forbids. An unknown game id is a 404 HTML page.
@@ -10,8 +12,9 @@ Content-Security-Policy (:data:`PAGE_CSP`) forbids. An unknown game id is a 404 
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from flask import Blueprint, Response, render_template
 
+from ..pictures.svg import style_sheet
 from ..recorder import GameNotFound
 from . import ID_RE, ctx
 
@@ -37,6 +40,14 @@ def _page(template: str, status: int = 200, **context):
 def home():
     """The start page."""
     return _page("home.html")
+
+
+@bp.get("/board.css")
+def board_css():
+    """The board pictures' own style sheet (the one each SVG embeds), for the pages: an SVG
+    inlined in a page styles itself with it, since the pages' policy refuses inline styles."""
+    return Response(style_sheet(), mimetype="text/css",
+                    headers={"Cache-Control": "public, max-age=3600"})
 
 
 @bp.get("/games/<game_id>")
