@@ -1,5 +1,12 @@
-"""Fixtures of the page tests: the real RQ worker of tests/service/conftest.py."""
+"""Fixtures of the page tests: those of tests/service/conftest.py (the app and its spec-checked
+client, a game maker, the real RQ worker)."""
 
 from __future__ import annotations
 
-from tests.service.conftest import rq_worker  # noqa: F401 - a fixture used by the tests here
+from tests.service.conftest import (  # noqa: F401 - fixtures used by the tests here
+    app,
+    client,
+    new_game,
+    rq_worker,
+    spec,
+)
