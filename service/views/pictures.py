@@ -82,8 +82,9 @@ def game_board(game_id: str, fmt: str):
                       errors=[{"loc": ["query", "at"], "msg": f"at most {meta.serial}",
                                "type": "less_than_equal"}], reason="out_of_range")
     fixed = "at" in request.args
-    live = at == meta.serial
-    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, meta.head if live else "",
+    # The live position names the log's head too: a log rewritten to another history (a
+    # store failover losing writes) at the same serial is another picture.
+    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, "" if fixed else meta.head,
                  fmt, size if fmt == "png" else "")
     immutable = fixed or meta.status == "finished"
     return _answer(fmt, size, etag, immutable,

@@ -1,10 +1,21 @@
-"""Board pictures: GET /v1/games/{id}/board.{svg,png,txt} and /v1/analyses/{id}/board.*."""
+"""Board pictures: GET /v1/games/{id}/board.{svg,png,txt} and /v1/analyses/{id}/board.*
+(the drawing itself, with real games in a real Redis and analyses by a real RQ worker)."""
 
 from __future__ import annotations
 
+import io
+import random
 import xml.etree.ElementTree as ET
 
+from PIL import Image
+
+from boxfish import engine
+from boxfish.engine.cli import main as cli_main
+from boxfish.engine.text import analysis_text, format_value, position_text
+from boxfish.service.pictures import render
+
 SVG = "{http://www.w3.org/2000/svg}"
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def _classes(el) -> set[str]:
@@ -15,11 +26,26 @@ def _all(root, tag: str, *classes: str) -> list:
     return [el for el in root.iter(SVG + tag) if set(classes) <= _classes(el)]
 
 
+def _moves(els) -> list[str]:
+    return sorted(el.get("data-move") for el in els)
+
+
+def _key(move) -> str:
+    return ",".join(map(str, move))
+
+
 def _play(client, game_id, auth, moves):
     for mv in moves:
         resp = client.post(f"/v1/games/{game_id}/moves", json={"move": list(mv)},
                            headers=auth)
         assert resp.status_code == 201, resp.json
+
+
+def _svg(client, url):
+    resp = client.get(url)
+    assert resp.status_code == 200, resp.data
+    assert resp.mimetype == "image/svg+xml"
+    return ET.fromstring(resp.data)
 
 
 DOTS_MOVES = [(1, 1, 1), (2, 1, 1), (1, 1, 2), (2, 1, 2), (1, 2, 1)]
@@ -28,20 +54,217 @@ DOTS_MOVES = [(1, 1, 1), (2, 1, 1), (1, 1, 2), (2, 1, 2), (1, 2, 1)]
 def test_dots_svg_lines_slots_boxes(client, new_game):
     game_id, auth, _ = new_game()
     _play(client, game_id, auth, DOTS_MOVES)
-    resp = client.get(f"/v1/games/{game_id}/board.svg")
-    assert resp.status_code == 200
-    assert resp.mimetype == "image/svg+xml"
-    root = ET.fromstring(resp.data)
+    root = _svg(client, f"/v1/games/{game_id}/board.svg")
     assert root.get("class") == "boxfish-board"
-    assert root.get("data-game") == "dots-and-boxes"
-    assert root.get("data-serial") == "5"
-    drawn = _all(root, "line", "line", "drawn")
-    assert sorted(el.get("data-move") for el in drawn) == sorted(
-        ",".join(map(str, m)) for m in DOTS_MOVES)
+    assert (root.get("data-game"), root.get("data-serial")) == ("dots-and-boxes", "5")
+    assert root.get("viewBox") and root.get("width") is None
+    assert _moves(_all(root, "line", "line", "drawn")) == sorted(map(_key, DOTS_MOVES))
     assert [el.get("data-move") for el in _all(root, "line", "last")] == ["1,2,1"]
-    assert len(_all(root, "line", "slot")) == 12 - len(DOTS_MOVES)
+    state = engine.load_game("dots-and-boxes", width=2, height=2).new_state()
+    for mv in DOTS_MOVES:
+        state.play(mv)
+    assert _moves(_all(root, "line", "slot")) == sorted(map(_key, state.legal_moves()))
     assert len(_all(root, "circle", "dot")) == 9
     boxes = _all(root, "rect", "box")
-    assert [(b.get("data-box"), _classes(b) - {"box"}) for b in boxes] == [
-        ("1,1", {"owner-0"})]
-    assert _all(root, "text", "status")
+    assert [(b.get("data-box"), _classes(b) - {"box"}) for b in boxes] == [("1,1", {"owner-0"})]
+    status = [el.text for el in _all(root, "text", "status")]
+    assert status == ["score 1-0 \u00b7 player 0 to move"]
+    # an earlier serial: the picture of that point of the game
+    root = _svg(client, f"/v1/games/{game_id}/board.svg?at=0")
+    assert root.get("data-serial") == "0"
+    assert not _all(root, "line", "drawn") and not _all(root, "line", "last")
+    assert not _all(root, "rect", "box") and len(_all(root, "line", "slot")) == 12
+    root = _svg(client, f"/v1/games/{game_id}/board.svg?at=2")
+    assert _moves(_all(root, "line", "drawn")) == ["1,1,1", "2,1,1"]
+    assert [el.get("data-move") for el in _all(root, "line", "last")] == ["2,1,1"]
+
+
+def test_xttt_svg_marks_legal_cells(client, new_game):
+    game_id, auth, _ = new_game("extreme-tictactoe")
+    game = engine.load_game("extreme-tictactoe")
+    state = game.new_state()
+    rng = random.Random(7)
+    for _ in range(9):
+        mv = rng.choice(state.legal_moves())
+        state.play(mv)
+        _play(client, game_id, auth, [mv])
+    root = _svg(client, f"/v1/games/{game_id}/board.svg")
+    assert root.get("data-game") == "extreme-tictactoe"
+    marks = _all(root, "text", "mark")
+    assert _moves(marks) == sorted(map(_key, state.history))
+    board = state.board()
+    for m in marks:
+        r, c = map(int, m.get("data-move").split(","))
+        assert ("p0" if board[r][c] == "x" else "p1") in _classes(m)
+    assert [m.get("data-move") for m in _all(root, "text", "mark", "last")] == [
+        _key(state.last_move)]
+    assert len(_all(root, "rect", "cell")) == 256
+    assert _moves(_all(root, "rect", "cell", "legal")) == sorted(map(_key, state.legal_moves()))
+    assert len(_all(root, "rect", "block")) == 16
+
+
+def test_xttt_won_block_drawn_block_and_bonus():
+    game = engine.load_game("extreme-tictactoe")
+    board = ["." * 16 for _ in range(16)]
+    board[0] = "xxxx" + "." * 12                       # block 0,0 won by x
+    for r in range(4):                                  # block 0,1 full, no pattern: drawn
+        board[r] = board[r][:4] + ["xoxo", "xoxo", "oxox", "oxox"][r] + board[r][8:]
+    board[5] = "." * 9 + "o" + "." * 6                  # an o in block 1,2
+    state = game.from_board(board, to_move=0, last_move=(0, 3), in_bonus=True)
+    root = ET.fromstring(render("svg", state))
+    blocks = {el.get("data-block"): _classes(el) - {"block"} for el in _all(root, "rect", "block")}
+    assert blocks["0,0"] == {"won-0"} and blocks["0,1"] == {"drawn"}
+    assert sum(1 for v in blocks.values() if v == {"open"}) == 14
+    bonus = _all(root, "text", "bonus")
+    assert len(bonus) == 1 and "X moves again" in bonus[0].text
+    assert _moves(_all(root, "rect", "legal")) == sorted(map(_key, state.legal_moves()))
+    after = state.copy()
+    after.play(state.legal_moves()[0])
+    assert not _all(ET.fromstring(render("svg", after)), "text", "bonus")
+
+
+def test_png_width_serials_and_bad_input(client, new_game):
+    game_id, auth, _ = new_game()
+    _play(client, game_id, auth, DOTS_MOVES)
+    shots = []
+    for at in (1, 2):
+        resp = client.get(f"/v1/games/{game_id}/board.png?at={at}&size=200")
+        assert resp.status_code == 200 and resp.mimetype == "image/png"
+        image = Image.open(io.BytesIO(resp.data))
+        image.load()
+        assert image.format == "PNG" and image.width == 200
+        shots.append(image.tobytes())
+    assert shots[0] != shots[1]
+    big = Image.open(io.BytesIO(client.get(f"/v1/games/{game_id}/board.png?size=900").data))
+    assert big.width == 900
+    assert Image.open(io.BytesIO(client.get(f"/v1/games/{game_id}/board.png").data)).width == 480
+    for query in ("size=63", "size=2049", "size=big", "at=6", "at=-1"):
+        resp = client.get(f"/v1/games/{game_id}/board.png?{query}")
+        assert resp.status_code == 422, query
+        assert resp.mimetype == "application/problem+json"
+    assert client.get(f"/v1/games/{game_id}/board.png?at=6").json["reason"] == "out_of_range"
+    resp = client.get(f"/v1/games/{game_id}/board.gif", validate_spec=False)
+    assert resp.status_code == 404 and resp.mimetype == "application/problem+json"
+    assert client.get("/v1/games/nosuchgame/board.svg").status_code == 404
+
+
+def test_board_txt_is_the_cli_rendering(client, new_game, capsys):
+    game_id, auth, _ = new_game()
+    _play(client, game_id, auth, DOTS_MOVES)
+    resp = client.get(f"/v1/games/{game_id}/board.txt?at=3")
+    assert resp.status_code == 200
+    assert resp.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert cli_main(["--size", "2x2", "--moves", "1,1,1 2,1,1 1,1,2", "--time", "0"]) == 0
+    cli = capsys.readouterr().out
+    position = resp.data.decode()
+    assert cli.startswith(position)
+    assert cli[len(position):].startswith("best move")
+    game = engine.load_game("dots-and-boxes", width=2, height=2)
+    state = game.new_state()
+    for mv in DOTS_MOVES[:3]:
+        state.play(mv)
+    assert position == position_text(game, state) + "\n"
+
+
+def _without_stats(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if not ln.startswith("depth ")]
+
+
+# 2x1 boxes with 4 of the 7 lines drawn: solved at once.
+TRIVIAL = [[1, 1, 1], [2, 1, 1], [1, 2, 1], [2, 2, 1]]
+
+
+def test_analysis_picture_best_move_and_values(client, rq_worker, capsys):
+    body = {"game": "dots-and-boxes", "width": 2, "height": 1, "moves": TRIVIAL,
+            "time_ms": 3000}
+    job = client.post("/v1/analyses?wait=8", json=body).json
+    assert job["status"] == "finished", job
+    result = job["result"]
+    root = _svg(client, f"/v1/analyses/{job['id']}/board.svg")
+    best = _all(root, "line", "best")
+    assert [el.get("data-move") for el in best] == [_key(result["best_move"])]
+    labels = {el.get("data-move"): el for el in _all(root, "text", "value")}
+    game = engine.load_game("dots-and-boxes", width=2, height=1)
+    state = game.new_state()
+    for mv in TRIVIAL:
+        state.play(tuple(mv))
+    assert sorted(labels) == sorted(map(_key, state.legal_moves()))
+    for mv in result["moves"]:
+        label = labels[_key(mv["move"])]
+        assert label.text == format_value(mv["value"], mv["exact"], mv["bound"])
+        assert ("exact" if mv["exact"] else mv["bound"]) in _classes(label)
+    assert [el.get("data-move") for el in _all(root, "line", "last")] == ["2,2,1"]
+    # the text: the engine's rendering of the stored result, and the CLI's but for the stats
+    txt = client.get(f"/v1/analyses/{job['id']}/board.txt").data.decode()
+    assert txt == analysis_text(game, state, result) + "\n"
+    assert cli_main(["--size", "2x1", "--moves", " ".join(_key(m) for m in TRIVIAL),
+                     "--time", "0"]) == 0
+    assert _without_stats(capsys.readouterr().out) == _without_stats(txt)
+    png = client.get(f"/v1/analyses/{job['id']}/board.png?size=300")
+    assert Image.open(io.BytesIO(png.data)).width == 300
+    # caching: a finished analysis never changes
+    svg = client.get(f"/v1/analyses/{job['id']}/board.svg")
+    assert svg.headers["Cache-Control"] == IMMUTABLE
+    again = client.get(f"/v1/analyses/{job['id']}/board.svg",
+                       headers={"If-None-Match": svg.headers["ETag"]})
+    assert again.status_code == 304 and again.data == b""
+    assert again.headers["ETag"] == svg.headers["ETag"]
+    assert png.headers["ETag"] != svg.headers["ETag"]
+
+
+def test_analysis_picture_of_a_running_analysis_is_409(client, rq_worker):
+    job = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 1500}).json
+    resp = client.get(f"/v1/analyses/{job['id']}/board.png")
+    assert resp.status_code == 409
+    assert resp.json["reason"] == "not_finished" and resp.headers["Retry-After"] == "1"
+    assert client.get("/v1/analyses/nosuchjob/board.svg").status_code == 404
+    done = client.post("/v1/analyses?wait=8",
+                       json={"game": "extreme-tictactoe", "time_ms": 1500}).json
+    assert done["id"] == job["id"] and done["status"] == "finished"
+    root = _svg(client, f"/v1/analyses/{job['id']}/board.svg")
+    assert [el.get("data-move") for el in _all(root, "rect", "best")] == [
+        _key(done["result"]["best_move"])]
+    assert len(_all(root, "text", "value")) == len(done["result"]["moves"])
+
+
+def test_etags_and_cache_control(client, new_game):
+    game_id, auth, _ = new_game(width=1, height=1)
+    _play(client, game_id, auth, [(1, 1, 1)])
+    url = f"/v1/games/{game_id}/board.svg"
+    live = client.get(url)
+    assert live.headers["Cache-Control"] == "no-cache"
+    etag = live.headers["ETag"]
+    resp = client.get(url, headers={"If-None-Match": etag})
+    assert resp.status_code == 304 and resp.headers["ETag"] == etag
+    fixed = client.get(url + "?at=1")
+    assert fixed.headers["Cache-Control"] == IMMUTABLE
+    assert client.get(url + "?at=1", headers={"If-None-Match": fixed.headers["ETag"]}
+                      ).status_code == 304
+    _play(client, game_id, auth, [(1, 2, 1)])
+    moved = client.get(url, headers={"If-None-Match": etag})
+    assert moved.status_code == 200 and moved.headers["ETag"] != etag
+    assert client.get(url + "?at=1").headers["ETag"] == fixed.headers["ETag"]
+    # PNG sizes are pictures of their own
+    assert client.get(url[:-3] + "png?size=100").headers["ETag"] != client.get(
+        url[:-3] + "png?size=200").headers["ETag"]
+    _play(client, game_id, auth, [(1, 1, 2), (2, 1, 2)])
+    finished = client.get(url)
+    assert finished.headers["Cache-Control"] == IMMUTABLE
+    assert ET.fromstring(finished.data).find(SVG + "text").text.startswith("game over")
+
+
+def test_bounds_are_marked_on_the_labels():
+    game = engine.load_game("dots-and-boxes", width=1, height=1)
+    state = game.new_state()
+    state.play((1, 1, 1))
+    result = {"best_move": [1, 2, 1], "value": 1, "exact": False, "bound": "lower",
+              "moves": [{"move": [1, 2, 1], "value": 1, "exact": False, "bound": "lower"},
+                        {"move": [1, 1, 2], "value": -1, "exact": False, "bound": "upper"},
+                        {"move": [2, 1, 2], "value": 0, "exact": True, "bound": "exact"}]}
+    root = ET.fromstring(render("svg", state, result))
+    labels = {el.get("data-move"): (el.text, _classes(el) - {"value"})
+              for el in _all(root, "text", "value")}
+    assert labels == {"1,2,1": (">=+1", {"lower", "positive"}),
+                      "1,1,2": ("<=-1", {"upper", "negative"}),
+                      "2,1,2": ("+0", {"exact"})}
+    assert [el.get("data-move") for el in _all(root, "line", "best")] == ["1,2,1"]
