@@ -268,3 +268,22 @@ def test_create_from_the_start_page_and_play_by_clicking(server, api, browser, a
     click_board(browser, "line.slot", "2,2,1")
     until(browser, SLOW_S, lambda d: "only watch" in text_of(d, "message"), "watch only")
     assert api.get(f"/v1/games/{gid}").json()["serial"] == 2
+
+
+def test_extreme_tictactoe_against_the_engine(server, api, browser, artifacts):
+    browser.get(f"{server.url}/")
+    browser.find_element(By.CSS_SELECTOR, 'input[name=game][value="extreme-tictactoe"]').click()
+    browser.find_element(By.ID, "engine").click()  # the engine plays player 1
+    Select(browser.find_element(By.ID, "engine-time")).select_by_value("100")
+    browser.find_element(By.CSS_SELECTOR, "#create button[type=submit]").click()
+    until(browser, SLOW_S, lambda d: re.search(r"/games/[A-Za-z0-9_-]+$", d.current_url)
+          and len(board_moves(d, "rect.cell.legal")) == 256, "the new game's board")
+    gid = browser.current_url.rsplit("/", 1)[1]
+    assert api.get(f"/v1/games/{gid}").json()["engine"]["seat"] == 1
+    click_board(browser, "rect.cell.legal", "5,6")
+    # The engine answers through the event stream, like any player.
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2], "the engine's move")
+    assert {"5,6"} <= board_moves(browser, "text.mark.p0")
+    assert len(board_moves(browser, "text.mark.p1")) == 1
+    assert "Player 0 to move" in text_of(browser, "summary")
+    browser.save_screenshot(str(artifacts / "9-xttt-engine.png"))
