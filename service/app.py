@@ -46,11 +46,12 @@ class Services:
 
 def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
                    settings: Settings) -> RedisRecorder:
-    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements
-    and idempotency record lifetime."""
+    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements,
+    idempotency record lifetime and size of the index of recent games."""
     return RedisRecorder(connection, keys, min_replicas=settings.min_replicas_ack,
                          replica_timeout_ms=settings.replica_ack_timeout_ms,
-                         idempotency_ttl_s=settings.idempotency_ttl_s)
+                         idempotency_ttl_s=settings.idempotency_ttl_s,
+                         recent_kept=settings.recent_games_kept)
 
 
 def game_listeners(settings: Settings, queue_connection: redis.Redis,
@@ -119,9 +120,9 @@ def create_app(settings: Settings | None = None,
     app.json.sort_keys = False
     app.extensions["boxfish"] = services
 
-    from .views import analyses, games, moves, ops, pictures
+    from .views import analyses, games, moves, ops, pages, pictures
     from .views import webhooks as webhook_views
-    for module in (games, moves, analyses, pictures, webhook_views, ops):
+    for module in (games, moves, analyses, pictures, webhook_views, ops, pages):
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)

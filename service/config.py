@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     #: expiring with it): a retry after that is judged as a new append (409 if it carries
     #: its ``serial``, the engine's verdict on the move if not).
     idempotency_ttl_s: int = Field(default=86_400, ge=1, le=365 * 86_400)
+    #: How many of the newest games the index behind ``GET /v1/games`` keeps (a sorted set
+    #: trimmed at each game created; older games stay readable by id, only not listed).
+    recent_games_kept: int = Field(default=1000, ge=1, le=1_000_000)
 
     @field_validator("redis_cluster", mode="before")
     @classmethod

@@ -16,6 +16,12 @@ together::
                                 fallback (a retry across an upgrade still replays), never
                                 written
 
+The index of recent games (no hash tag: on a Redis Cluster it lives in a slot of its own,
+so it is written after the game's create script, as a separate command)::
+
+    <prefix>:games:recent                    Sorted set: game id, scored by created_at (ms);
+                                             capped to the newest BOXFISH_RECENT_GAMES_KEPT
+
 Analysis keys::
 
     <prefix>:analysis:job:<queue>:<request digest>   String: id of the RQ job for that request
@@ -48,6 +54,7 @@ DEFAULT_PREFIX = "boxfish"
 GAME_LOG = "log"
 GAME_META = "meta"
 GAME_IDEMPOTENCY = "idem"
+GAMES_RECENT = "games:recent"
 ANALYSIS_JOB = "analysis:job"
 ANALYSIS_ALIVE = "analysis:alive"
 ANALYSIS_CALLBACKS = "analysis:callbacks"
@@ -82,6 +89,10 @@ class KeySpace:
         character is fine and the Redis key stays short."""
         digest = hashlib.sha256(idempotency_key.encode()).hexdigest()
         return self._game(game_id, f"{GAME_IDEMPOTENCY}:{digest}")
+
+    def games_recent(self) -> str:
+        """The sorted set of the newest games' ids, scored by their ``created_at``."""
+        return f"{self.prefix}:{GAMES_RECENT}"
 
     def analysis_job(self, queue: str, request_digest: str) -> str:
         """The key naming the job of a request (``AnalysisRequest.digest()``) on ``queue``."""

@@ -21,6 +21,10 @@ from dataclasses import dataclass, replace
 
 from .events import MoveEvent
 
+#: How many of the newest games a recorder's :meth:`Recorder.recent_games` index keeps by
+#: default (the service passes ``Settings.recent_games_kept``).
+DEFAULT_RECENT_KEPT = 1000
+
 
 class GameNotFound(LookupError):
     """No game with that id."""
@@ -174,6 +178,13 @@ class Recorder(ABC):
         """Like ``read(game_id, after)`` but blocks up to ``timeout_s`` until there is at least
         one event; returns ``[]`` on timeout."""
 
+    @abstractmethod
+    def recent_games(self, limit: int) -> list[GameMeta]:
+        """The metadata of up to ``limit`` (>= 1) games, newest ``created_at`` first, from an
+        index of the ``recent_kept`` newest games created (older ones drop out of it as new
+        ones come; games created in the same millisecond in any order). A game whose metadata
+        is gone is skipped, so fewer than ``limit`` may come back although more exist."""
+
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections)."""
 
@@ -181,6 +192,11 @@ class Recorder(ABC):
 def _check_event(expected_serial: int, event: MoveEvent) -> None:
     if event.serial != expected_serial:
         raise ValueError(f"event serial {event.serial} != expected serial {expected_serial}")
+
+
+def _check_recent_kept(recent_kept: int) -> None:
+    if not isinstance(recent_kept, int) or recent_kept < 1:
+        raise ValueError(f"recent_kept must be an integer >= 1, not {recent_kept!r}")
 
 
 def _check_ttl(idempotency_ttl_s: float | None) -> None:
@@ -194,11 +210,15 @@ class InMemoryRecorder(Recorder):
 
     ``idempotency_ttl_s``: how long an idempotency record lasts (None: for ever). There are no
     replicas, so there is nothing to wait for: :class:`NotReplicated` is never raised.
+    ``recent_kept``: how many of the newest games :meth:`recent_games` can list.
     """
 
-    def __init__(self, *, idempotency_ttl_s: float | None = None) -> None:
+    def __init__(self, *, idempotency_ttl_s: float | None = None,
+                 recent_kept: int = DEFAULT_RECENT_KEPT) -> None:
         _check_ttl(idempotency_ttl_s)
+        _check_recent_kept(recent_kept)
         self.idempotency_ttl_s = idempotency_ttl_s
+        self.recent_kept = recent_kept
         self._cond = threading.Condition()
         self._meta: dict[str, GameMeta] = {}
         self._logs: dict[str, list[MoveEvent]] = {}
@@ -266,6 +286,13 @@ class InMemoryRecorder(Recorder):
             self.get_meta(game_id)
             log = self._logs[game_id]
             return list(log[max(after, 0):upto])
+
+    def recent_games(self, limit):
+        with self._cond:
+            # Newest first; of equal created_at, the one created later first.
+            newest = sorted(reversed(list(self._meta.values())), key=lambda m: m.created_at,
+                            reverse=True)
+            return newest[:min(limit, self.recent_kept)]
 
     def wait(self, game_id, after, timeout_s):
         deadline = time.monotonic() + timeout_s

@@ -12,6 +12,7 @@ slot, on one master, and the script may touch them together.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import numbers
 import time
@@ -30,6 +31,7 @@ from redis.exceptions import (
 from .events import MoveEvent
 from .keys import KeySpace
 from .recorder import (
+    DEFAULT_RECENT_KEPT,
     Appended,
     EngineSeat,
     GameMeta,
@@ -40,8 +42,11 @@ from .recorder import (
     SerialConflict,
     StaleHead,
     _check_event,
+    _check_recent_kept,
     _check_ttl,
 )
+
+log = logging.getLogger(__name__)
 
 # KEYS: meta, log, idempotency record, idempotency hash of earlier versions.
 # ARGV: serial, idempotency key ('' = none), fingerprint, event json, status after the move,
@@ -138,6 +143,16 @@ def _event(fields: dict) -> MoveEvent:
     return MoveEvent.from_json(fields[b"e"] if b"e" in fields else fields["e"])
 
 
+def _meta(game_id: str, raw: dict) -> GameMeta:
+    """The metadata of ``game_id`` from its meta hash as read (``HGETALL``, not empty)."""
+    d = {_s(k): _s(v) for k, v in raw.items()}
+    return GameMeta(game_id=game_id, game=d["game"], params=json.loads(d["params"]),
+                    token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
+                    serial=int(d["serial"]), status=d["status"], head=d.get("head"),
+                    engine=(EngineSeat.from_dict(json.loads(d["engine"]))
+                            if "engine" in d else None))
+
+
 def _record(rec) -> tuple[str, int]:
     fp, _, serial = _s(rec).rpartition(" ")
     return fp, int(serial)
@@ -150,6 +165,9 @@ class RedisRecorder(Recorder):
 
     ``idempotency_ttl_s``: how long an idempotency record is kept (the key expires in Redis);
     after that, the same key is a new key.
+
+    ``recent_kept``: how many of the newest games the index of :meth:`recent_games` keeps
+    (the sorted set ``KeySpace.games_recent()``, trimmed at each game created).
 
     ``min_replicas`` and ``replica_timeout_ms``: with ``min_replicas = N > 0`` an append is
     acknowledged (returned) only once ``WAIT N replica_timeout_ms`` says that N replicas of
@@ -192,7 +210,8 @@ class RedisRecorder(Recorder):
 
     def __init__(self, connection: redis.Redis | RedisCluster, keys: KeySpace | None = None,
                  *, min_replicas: int = 0, replica_timeout_ms: int = 1000,
-                 idempotency_ttl_s: float = 86400) -> None:
+                 idempotency_ttl_s: float = 86400,
+                 recent_kept: int = DEFAULT_RECENT_KEPT) -> None:
         if not isinstance(min_replicas, numbers.Integral) or min_replicas < 0:
             raise ValueError(f"min_replicas must be an integer >= 0, not {min_replicas!r}")
         # WAIT's timeout 0 means "for ever": a lost replica would hang every append.
@@ -200,6 +219,8 @@ class RedisRecorder(Recorder):
             raise ValueError("replica_timeout_ms must be an integer >= 1 (WAIT's 0 blocks for "
                              f"ever), not {replica_timeout_ms!r}")
         _check_ttl(idempotency_ttl_s)
+        _check_recent_kept(recent_kept)
+        self.recent_kept = recent_kept
         self.redis = connection
         self.keys = keys or KeySpace()
         self.cluster = isinstance(connection, RedisCluster)
@@ -228,17 +249,48 @@ class RedisRecorder(Recorder):
         args = [x for kv in fields.items() for x in kv]
         if not self._create(keys=[self.keys.game_meta(meta.game_id)], args=args):
             raise ValueError(f"game {meta.game_id!r} exists")
+        self._index_recent(meta)
+
+    def _index_recent(self, meta: GameMeta) -> None:
+        """Add the game to the index of recent games and trim it to the newest
+        ``recent_kept``: one pipeline on the index's key, a command of its own after the
+        create script (on a cluster the index is in another slot than the game's keys). The
+        game is stored already: if the index cannot be written the game is only missing from
+        the listing, which is logged, not raised."""
+        key = self.keys.games_recent()
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zadd(key, {meta.game_id: meta.created_at})
+            pipe.zremrangebyrank(key, 0, -self.recent_kept - 1)
+            pipe.execute()
+        except redis.RedisError:
+            log.warning("game %s is stored but not in the index of recent games",
+                        meta.game_id, exc_info=True)
 
     def get_meta(self, game_id: str) -> GameMeta:
         raw = self.redis.hgetall(self.keys.game_meta(game_id))
         if not raw:
             raise GameNotFound(game_id)
-        d = {_s(k): _s(v) for k, v in raw.items()}
-        return GameMeta(game_id=game_id, game=d["game"], params=json.loads(d["params"]),
-                        token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
-                        serial=int(d["serial"]), status=d["status"], head=d.get("head"),
-                        engine=(EngineSeat.from_dict(json.loads(d["engine"]))
-                                if "engine" in d else None))
+        return _meta(game_id, raw)
+
+    def recent_games(self, limit):
+        """``ZREVRANGE`` of the index, then the games' metadata: in one pipeline on one
+        server; one ``HGETALL`` per game on a cluster (the games' keys are in many slots)."""
+        count = min(limit, self.recent_kept)
+        ids = [_s(i) for i in self.redis.zrevrange(self.keys.games_recent(), 0, count - 1)]
+        if self.cluster:
+            found = []
+            for game_id in ids:
+                try:
+                    found.append(self.get_meta(game_id))
+                except GameNotFound:
+                    continue
+            return found
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in ids:
+            pipe.hgetall(self.keys.game_meta(game_id))
+        return [_meta(game_id, raw) for game_id, raw in zip(ids, pipe.execute(), strict=True)
+                if raw]
 
     # -- appends ---------------------------------------------------------------------------
 

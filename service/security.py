@@ -3,8 +3,9 @@
 :data:`SECURITY_HEADERS` are added by a WSGI middleware around the whole app
 (:class:`SecurityHeaders`), so no answer the app gives goes without them: JSON, problems (500s
 included), event streams, ``/metrics``, ``/openapi.yaml``, 304s and redirects. A response
-that sets one of them itself keeps its own value. The API serves no HTML and nothing to be
-framed, so the Content-Security-Policy allows nothing. (gunicorn's own answers to requests it
+that sets one of them itself keeps its own value. The API serves nothing to be framed, and
+no HTML but the pages (:mod:`service.views.pages`), which set a policy of their own, so the
+default Content-Security-Policy allows nothing. (gunicorn's own answers to requests it
 refuses before the app runs are not the app's; see :mod:`service.gunicorn_conf`.)
 
 A request whose path has a percent-encoded slash (``%2F``) is a 404 problem: WSGI servers

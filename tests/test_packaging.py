@@ -71,6 +71,27 @@ def test_the_namespace_imports(installed):
     assert Path(openapi).is_relative_to(installed)
 
 
+def test_the_installed_package_serves_the_pages(installed):
+    """The templates and static files are package data: the installed app serves them."""
+    proc = _python(installed, (
+        "import fakeredis\n"
+        "from boxfish.service.app import create_app\n"
+        "from boxfish.service.config import Settings\n"
+        "from boxfish.service.recorder import InMemoryRecorder\n"
+        "app = create_app(Settings(rate_limit_enabled=False), connection=fakeredis.FakeRedis(),"
+        " recorder=InMemoryRecorder())\n"
+        "client = app.test_client()\n"
+        "for path in ('/', '/static/app.js', '/static/style.css', '/board.css'):\n"
+        "    resp = client.get(path)\n"
+        "    print(path, resp.status_code, resp.mimetype, len(resp.data))\n"))
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split() for line in proc.stdout.splitlines()]
+    assert [(path, status) for path, status, _, _ in lines] == [
+        ("/", "200"), ("/static/app.js", "200"), ("/static/style.css", "200"),
+        ("/board.css", "200")]
+    assert lines[0][2] == "text/html" and all(int(size) > 500 for *_, size in lines)
+
+
 def test_the_install_builds_the_compiled_core(installed):
     """``pip install .`` compiles the Dots search's C core into the package, and analyses
     use it."""

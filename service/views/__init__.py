@@ -12,7 +12,7 @@ from flask import current_app, request
 from boxfish.engine import game_names, load_game
 
 from ..bodies import parse_int, parse_json, read_body
-from ..models import GameChoice, param_names, with_params
+from ..models import MAX_INT, GameChoice, param_names, with_params
 from ..problems import Problem, invalid
 from ..webhook_urls import UrlRefused, check_url
 
@@ -70,14 +70,15 @@ def check_id(value: str, what: str) -> str:
     return value
 
 
-def query_int(name: str, default: int, minimum: int = 0) -> int:
-    """The integer query parameter ``name`` (ASCII digits, from ``minimum`` to
-    :data:`~service.models.MAX_INT`), ``default`` without one; a 422 problem otherwise."""
+def query_int(name: str, default: int, minimum: int = 0, maximum: int = MAX_INT) -> int:
+    """The integer query parameter ``name`` (ASCII digits, from ``minimum`` to ``maximum``,
+    by default :data:`~service.models.MAX_INT`), ``default`` without one; a 422 problem
+    otherwise."""
     raw = request.args.get(name)
     if raw is None:
         return default
     try:
-        return parse_int(raw, minimum)
+        return parse_int(raw, minimum, maximum)
     except ValueError as exc:
         reason = str(exc)
     if reason == "not an integer":

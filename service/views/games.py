@@ -11,8 +11,9 @@ from ..engine_seat import engine_to_move
 from ..games import game_view
 from ..models import CreateGameFields
 from ..problems import Problem, invalid
-from ..recorder import EngineSeat
-from . import check_id, choose_game, ctx, json_body
+from ..recorder import EngineSeat, GameMeta
+from ..webhooks import iso_time
+from . import check_id, choose_game, ctx, json_body, query_int
 
 bp = Blueprint("games", __name__)
 
@@ -57,6 +58,28 @@ def create_game():
     body = {**_view(meta, game, state), "write_token": token}
     location = url_for("games.get_game", game_id=meta.game_id)
     return body, 201, {"Location": location, "ETag": f'"{state.serial}"'}
+
+
+#: Most games one ``GET /v1/games`` lists, and how many without ``?limit=``.
+MAX_LIST_LIMIT = 100
+DEFAULT_LIST_LIMIT = 20
+
+
+def _listed(meta: GameMeta) -> dict:
+    """A game as ``GET /v1/games`` lists it: what its metadata says, no state replayed."""
+    item = {"id": meta.game_id, "game": meta.game, **meta.params, "serial": meta.serial,
+            "status": meta.status, "created_at": iso_time(meta.created_at)}
+    if meta.engine is not None:
+        item["engine"] = meta.engine.to_dict()
+    return item
+
+
+@bp.get("/v1/games")
+def list_games():
+    """The most recently created games, newest first (``?limit=``, 1 to 100, default 20;
+    a 422 problem otherwise)."""
+    limit = query_int("limit", DEFAULT_LIST_LIMIT, minimum=1, maximum=MAX_LIST_LIMIT)
+    return {"games": [_listed(meta) for meta in ctx().recorder.recent_games(limit)]}
 
 
 @bp.get("/v1/games/<game_id>")

@@ -57,7 +57,8 @@ def _text(data):
 def spec() -> OpenAPI:
     config = Config(extra_media_type_deserializers={
         "application/problem+json": json.loads,
-        "application/yaml": _text, "image/svg+xml": _text, "text/plain": _text})
+        "application/yaml": _text, "image/svg+xml": _text, "text/plain": _text,
+        "text/html": _text, "text/css": _text})
     return OpenAPI.from_file_path(str(ROOT / "openapi.yaml"), config=config)
 
 

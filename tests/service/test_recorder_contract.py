@@ -36,13 +36,16 @@ def cluster_client(redis_cluster):
 @pytest.fixture(params=BACKENDS)
 def make_recorder(request):
     """``make_recorder(**options)``: a recorder of the backend under test; ``options`` are the
-    constructor's (``idempotency_ttl_s``; on Redis also ``min_replicas`` etc.)."""
+    constructor's (``idempotency_ttl_s``, ``recent_kept``; on Redis also ``min_replicas``
+    etc.). With ``own_keys=True`` a Redis recorder writes under a key prefix of its own (below
+    the session's), so the index of recent games holds only this test's games."""
     backend = request.param
 
-    def make(**options):
+    def make(own_keys: bool = False, **options):
         if backend == "memory":
             return InMemoryRecorder(**options)
-        keys = KeySpace(request.getfixturevalue("settings").key_prefix)
+        prefix = request.getfixturevalue("settings").key_prefix
+        keys = KeySpace(f"{prefix}:{uuid.uuid4().hex[:8]}" if own_keys else prefix)
         if backend == "redis":
             return RedisRecorder(request.getfixturevalue("redis_client"), keys, **options)
         request.getfixturevalue("redis_cluster").ensure_healthy()
@@ -58,11 +61,11 @@ def recorder(make_recorder):
     return make_recorder()
 
 
-def new_game(recorder) -> str:
+def new_game(recorder, created_at: int = 1, **fields) -> str:
     gid = uuid.uuid4().hex[:12]
     recorder.create_game(GameMeta(game_id=gid, game="dots-and-boxes",
                                   params={"width": 2, "height": 2}, token_sha256="t",
-                                  created_at=1))
+                                  created_at=created_at, **fields))
     return gid
 
 
@@ -240,3 +243,42 @@ def test_idempotency_keys_of_any_shape(recorder):
 def test_ttl_must_be_positive(make_recorder, bad):
     with pytest.raises(ValueError):
         make_recorder(idempotency_ttl_s=bad)
+
+
+def test_recent_games_newest_first_with_current_meta(make_recorder):
+    recorder = make_recorder(own_keys=True)
+    assert recorder.recent_games(5) == []
+    seat = EngineSeat(seat=1, time_ms=300)
+    first, second = new_game(recorder, created_at=1000), new_game(recorder, created_at=3000)
+    third = new_game(recorder, created_at=2000, engine=seat)
+    recorder.append(first, 1, ev(1))
+    listed = recorder.recent_games(10)
+    assert [m.game_id for m in listed] == [second, third, first]
+    assert listed[2] == recorder.get_meta(first) and listed[2].serial == 1
+    assert listed[1].engine == seat and listed[1].created_at == 2000
+    assert [m.game_id for m in recorder.recent_games(2)] == [second, third]
+    assert [m.game_id for m in recorder.recent_games(1)] == [second]
+
+
+def test_recent_games_keeps_only_the_newest(make_recorder):
+    recorder = make_recorder(own_keys=True, recent_kept=3)
+    ids = [new_game(recorder, created_at=1000 + i) for i in range(5)]
+    assert [m.game_id for m in recorder.recent_games(10)] == ids[:1:-1]
+    old = new_game(recorder, created_at=10)  # older than all kept: not listed
+    assert [m.game_id for m in recorder.recent_games(10)] == ids[:1:-1]
+    assert recorder.get_meta(old).created_at == 10  # still readable by id
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5])
+def test_recent_kept_must_be_positive(make_recorder, bad):
+    with pytest.raises(ValueError):
+        make_recorder(recent_kept=bad)
+
+
+def test_recent_games_skips_a_game_whose_meta_is_gone(settings, redis_client):
+    keys = KeySpace(f"{settings.key_prefix}:{uuid.uuid4().hex[:8]}")
+    recorder = RedisRecorder(redis_client, keys)
+    kept, gone = new_game(recorder, created_at=1), new_game(recorder, created_at=2)
+    redis_client.delete(keys.game_meta(gone))
+    assert redis_client.zscore(keys.games_recent(), gone) == 2
+    assert [m.game_id for m in recorder.recent_games(10)] == [kept]

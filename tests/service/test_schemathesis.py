@@ -97,8 +97,13 @@ def _body(response) -> object:
 
 
 def problem_details(ctx, response, case) -> None:
-    """Every error (4xx, 5xx) is an RFC 9457 problem whose ``status`` is the answer's."""
+    """Every error (4xx, 5xx) is an RFC 9457 problem whose ``status`` is the answer's; but a
+    page's (tag ``pages``: HTML for people, e.g. the 404 page of an unknown game) is HTML."""
     if response.status_code < 400:
+        return
+    if "pages" in (case.operation.definition.raw.get("tags") or []):
+        ctype = (response.headers.get("content-type") or [""])[0].split(";")[0].strip()
+        assert ctype in ("text/html", PROBLEM), f"a page's error answered with {ctype!r}"
         return
     ctype = (response.headers.get("content-type") or [""])[0].split(";")[0].strip()
     assert ctype == PROBLEM, (
