@@ -310,18 +310,19 @@ def test_the_app_on_a_one_node_cluster(settings, one_node_cluster, spec, monkeyp
 
     class SpyRecorder(real):
         def __init__(self, connection, keys=None, *, min_replicas=0, replica_timeout_ms=1000,
-                     idempotency_ttl_s=86400):
+                     idempotency_ttl_s=86400, recent_kept=1000):
             seen.update(connection=connection, min_replicas=min_replicas,
                         replica_timeout_ms=replica_timeout_ms,
-                        idempotency_ttl_s=idempotency_ttl_s)
+                        idempotency_ttl_s=idempotency_ttl_s, recent_kept=recent_kept)
             super().__init__(connection, keys, min_replicas=min_replicas,
                              replica_timeout_ms=replica_timeout_ms,
-                             idempotency_ttl_s=idempotency_ttl_s)
+                             idempotency_ttl_s=idempotency_ttl_s, recent_kept=recent_kept)
 
     monkeypatch.setattr(app_module, "RedisRecorder", SpyRecorder)
     s = settings.model_copy(update={"redis_url": one_node_cluster.url,
                                     "queue_redis_url": settings.redis_url,
-                                    "replica_ack_timeout_ms": 700, "idempotency_ttl_s": 120})
+                                    "replica_ack_timeout_ms": 700, "idempotency_ttl_s": 120,
+                                    "recent_games_kept": 50})
     app = create_app(s)
     services = app.extensions["boxfish"]
     try:
@@ -334,7 +335,8 @@ def test_the_app_on_a_one_node_cluster(settings, one_node_cluster, spec, monkeyp
         assert node.redis_connection.connection_pool.connection_kwargs["socket_timeout"] == (
             s.redis_socket_timeout_s)
         assert seen == {"connection": services.redis, "min_replicas": 0,
-                        "replica_timeout_ms": 700, "idempotency_ttl_s": 120}
+                        "replica_timeout_ms": 700, "idempotency_ttl_s": 120,
+                        "recent_kept": 50}
 
         client = CheckedClient(app.test_client(), spec)
         resp = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
