@@ -17,8 +17,12 @@ def format_move(move: Sequence[int] | None) -> str:
 
 def format_value(value: float, exact: bool, bound: str) -> str:
     """A value with its sign: ``+3`` when exact, ``>=+3`` for a lower bound, ``<=+3`` for an
-    upper bound, ``~+3`` for an estimate (floats with two decimals)."""
-    s = f"{value:+d}" if isinstance(value, int) else f"{value:+.2f}"
+    upper bound, ``~+3`` for an estimate (floats with two decimals); an integer 0 has no sign
+    (``0``, ``>=0``)."""
+    if isinstance(value, int):
+        s = f"{value:+d}" if value else "0"
+    else:
+        s = f"{value:+.2f}"
     if exact:
         return s
     return {"upper": f"<={s}", "lower": f">={s}"}.get(str(bound), f"~{s}")

@@ -51,10 +51,13 @@ def render_png(scene: Scene, width: int) -> bytes:
             if font is None:
                 font = fonts[size] = ImageFont.load_default(size=size)
             anchor = "mm" if prim.anchor == "middle" else "lm"
+            if st.get("halo"):
+                outline, outline_fill = max(1, round(px(st["halo"]))), "#ffffff"
+            else:  # a bold text is drawn thicker with its own colour
+                outline = 1 if st.get("weight") == "bold" and size >= 14 else 0
+                outline_fill = fill
             draw.text((px(prim.x), px(prim.y)), prim.text, fill=fill or "#000000", font=font,
-                      anchor=anchor,
-                      stroke_width=1 if st.get("weight") == "bold" and size >= 14 else 0,
-                      stroke_fill=fill)
+                      anchor=anchor, stroke_width=outline, stroke_fill=outline_fill)
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False, compress_level=6)
     return out.getvalue()

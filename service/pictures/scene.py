@@ -18,7 +18,8 @@ BEST = "#1a9e4b"
 #: an earlier one's properties). Keys are ``"<kind>.<class>"`` or ``".<class>"`` (any kind);
 #: properties: ``fill``, ``stroke`` (colours or ``"none"``), ``width`` (stroke width in
 #: units), ``size`` (font size in units), ``weight`` (``"bold"``), ``dash`` (dash length in
-#: units, SVG only), ``hidden`` (not drawn in raster pictures: hit targets for clicks).
+#: units, SVG only), ``halo`` (a white outline of that width around a text, so that it stays
+#: readable over lines), ``hidden`` (not drawn in raster pictures: hit targets for clicks).
 STYLES: dict[str, dict] = {
     "rect.background": {"fill": "#ffffff", "stroke": "none"},
     "circle.dot": {"fill": "#222222", "stroke": "none"},
@@ -40,10 +41,10 @@ STYLES: dict[str, dict] = {
     "text.mark": {"size": 0.72, "weight": "bold"},
     "text.p0": {"fill": P0},
     "text.p1": {"fill": P1},
-    "text.status": {"fill": "#222222", "size": 0.36},
+    "text.status": {"fill": "#222222", "size": 0.3},
     "text.wide": {"size": 0.6},
     "text.bonus": {"fill": HIGHLIGHT},
-    "text.value": {"fill": "#333333", "size": 0.24},
+    "text.value": {"fill": "#333333", "size": 0.24, "halo": 0.07},
     "text.exact": {"fill": "#1d1d1d"},
     "text.lower": {"fill": "#6b4e00"},
     "text.upper": {"fill": "#6b4e00"},

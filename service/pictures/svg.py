@@ -40,6 +40,9 @@ def style_sheet() -> str:
                 decl.append(f"font-size:{_num(value)}px")
             elif name == "weight":
                 decl.append(f"font-weight:{value}")
+            elif name == "halo":
+                decl.append(f"paint-order:stroke;stroke:#ffffff;stroke-width:{_num(value)};"
+                            "stroke-linejoin:round")
             elif name == "dash":
                 decl.append(f"stroke-dasharray:{_num(value)} {_num(value)}")
         if decl:

@@ -269,7 +269,7 @@ def test_bounds_are_marked_on_the_labels():
               for el in _all(root, "text", "value")}
     assert labels == {"1,2,1": (">=+1", {"lower", "positive"}),
                       "1,1,2": ("<=-1", {"upper", "negative"}),
-                      "2,1,2": ("+0", {"exact"})}
+                      "2,1,2": ("0", {"exact"})}
     assert [el.get("data-move") for el in _all(root, "line", "best")] == ["1,2,1"]
 
 
