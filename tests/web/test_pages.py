@@ -287,3 +287,26 @@ def test_extreme_tictactoe_against_the_engine(server, api, browser, artifacts):
     assert len(board_moves(browser, "text.mark.p1")) == 1
     assert "Player 0 to move" in text_of(browser, "summary")
     browser.save_screenshot(str(artifacts / "9-xttt-engine.png"))
+
+
+def test_the_game_page_fits_a_phone(server, api, browser, artifacts):
+    """At a phone's width (390 px) nothing scrolls sideways, the board fits the screen and
+    the panels stack under it."""
+    gid, auth = new_game(api, game="dots-and-boxes", width=5, height=5)
+    append(api, gid, auth, [1, 1, 1], 1)
+    browser.set_window_size(390, 844)
+    try:
+        browser.get(f"{server.url}/games/{gid}")
+        until(browser, SLOW_S, lambda d: "1,1,1" in board_moves(d, "line.drawn"),
+              "the board did not load")
+        inner = browser.execute_script("return window.innerWidth")
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth") <= inner
+        board = browser.find_element(By.CSS_SELECTOR, "svg.boxfish-board").rect
+        assert board["x"] >= 0 and board["x"] + board["width"] <= inner
+        panels = browser.find_element(By.CSS_SELECTOR, "svg.boxfish-board")
+        analyse = browser.find_element(By.XPATH, "//button[normalize-space()='Analyse']").rect
+        assert analyse["y"] > panels.rect["y"] + panels.rect["height"] - 1  # stacked below
+        browser.save_screenshot(str(artifacts / "10-phone.png"))
+    finally:
+        browser.set_window_size(1200, 1000)
