@@ -16,6 +16,7 @@ import httpx
 import pytest
 import standardwebhooks
 
+from boxfish.engine import load_game
 from boxfish.service.app import create_app
 
 from .conftest import CheckedClient, _env, stop_process, wait_for_workers
@@ -380,3 +381,52 @@ def test_an_analysis_callback_is_delivered(api, receiver, rq_worker):
     (late,) = receiver.wait_for("/analysis-late", 1)
     assert verified(other, late)["data"]["result"] == job["result"]
     assert late["headers"]["webhook-id"] == f"msg_{job['id']}_1"
+
+
+def test_the_engine_seats_moves_are_delivered_like_any_other(api, receiver, rq_worker):
+    """A game against the engine (seat 1): the engine's moves, appended by an analysis worker,
+    reach the game's webhook as ``move.appended`` like the test's own, every serial once, and
+    the game's end as ``game.finished``."""
+    resp = api.post("/v1/games", json={"game": "dots-and-boxes", "width": 2, "height": 1,
+                                       "engine": {"seat": 1, "time_ms": 20}})
+    assert resp.status_code == 201, resp.text
+    game_id = resp.json()["id"]
+    auth = {"Authorization": f"Bearer {resp.json()['write_token']}"}
+    hook = _register(api, game_id, auth, receiver.script("/engine-game"))
+    game = load_game("dots-and-boxes", width=2, height=1)
+    state = game.new_state()
+    deadline = time.monotonic() + 60
+    while not state.is_terminal():
+        if state.to_move == 0:
+            move = list(state.legal_moves()[0])
+            posted = api.post(f"/v1/games/{game_id}/moves", headers=auth,
+                              json={"move": move, "serial": state.serial + 1})
+            assert posted.status_code == 201, posted.text
+            state.play(tuple(move))
+            continue
+        listed = api.get(f"/v1/games/{game_id}/moves",
+                         params={"after": state.serial}).json()["moves"]
+        for entry in listed:
+            assert entry["player"] == 1 and entry["serial"] == state.serial + 1
+            state.play(tuple(entry["move"]))
+        assert time.monotonic() < deadline, "the engine did not move"
+        time.sleep(0.02)
+    total = state.serial
+    got = receiver.wait_for("/engine-game", total + 1)
+    events = [verified(hook["secret"], r) for r in got]
+    moves = sorted((e["data"] for e in events if e["type"] == "move.appended"),
+                   key=lambda m: m["serial"])  # one worker delivers in order; not promised
+    assert [m["serial"] for m in moves] == list(range(1, total + 1))
+    assert [m["player"] for m in moves] == [p for p, _ in _players(game, moves)]
+    assert {m["player"] for m in moves} == {0, 1}
+    assert [e["data"]["serial"] for e in events if e["type"] == "game.finished"] == [total]
+
+
+def _players(game, moves):
+    """``(player, move)`` of each move as the engine replays them (who was to move)."""
+    state = game.new_state()
+    out = []
+    for m in moves:
+        out.append((state.to_move, m["move"]))
+        state.play(tuple(m["move"]))
+    return out
