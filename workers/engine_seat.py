@@ -21,16 +21,25 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from time import sleep
+
+import redis
 
 from boxfish import engine
 from boxfish.service import connections
 from boxfish.service.app import game_service, redis_recorder
 from boxfish.service.config import Settings
-from boxfish.service.engine_seat import engine_idempotency_key, engine_to_move
+from boxfish.service.engine_seat import ENGINE_RETRIES, engine_idempotency_key, engine_to_move
 from boxfish.service.games import fingerprint
 from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import SerialConflict
+from boxfish.service.recorder import NotReplicated, SerialConflict
 from boxfish.workers.analysis import AnalysisRunner, Liveness, process_runner
+
+#: Pauses before a run that failed on the move store (a ``redis.RedisError`` or
+#: ``NotReplicated``) raises, by how many retries it has used: RQ retries the job at once (the
+#: workers run no scheduler), so without them the retries would be spent within a moment of a
+#: store outage; with them they span about 7 s of it. The last run does not pause.
+STORE_ERROR_PAUSES_S = (1.0, 2.0, 4.0)
 
 
 class EngineMovePlayer:
@@ -93,4 +102,10 @@ def play_engine_move(game_id: str, serial: int, alive_key: str | None = None,
     job = get_current_job()
     liveness = (Liveness(job.connection, alive_key, alive_ttl_s)
                 if job is not None and alive_key else None)
-    return process_player().play(game_id, serial, while_searching=liveness)
+    try:
+        return process_player().play(game_id, serial, while_searching=liveness)
+    except (redis.RedisError, NotReplicated):
+        if job is not None and job.retries_left:  # retried at once: give the store time
+            used = ENGINE_RETRIES - job.retries_left
+            sleep(STORE_ERROR_PAUSES_S[min(max(used, 0), len(STORE_ERROR_PAUSES_S) - 1)])
+        raise

@@ -13,6 +13,7 @@ import random
 import uuid
 
 import pytest
+import redis
 import requests
 from rq import Queue
 from rq.job import Job
@@ -209,16 +210,37 @@ def test_a_stale_job_does_nothing(seat_client, own_settings, redis_client, work_
 
 
 class FailingPlayer:
-    """The real player, but its first ``failures`` plays raise (a worker's error)."""
+    """The real player, but its first ``failures`` plays raise ``error`` (a worker's error)."""
 
-    def __init__(self, real, failures: int) -> None:
+    def __init__(self, real, failures: int, error: Exception | None = None) -> None:
         self.real, self.failures, self.calls = real, failures, 0
+        self.error = error or RuntimeError("injected failure of the engine's job")
 
     def play(self, *args, **kwargs):
         self.calls += 1
         if self.calls <= self.failures:
-            raise RuntimeError("injected failure of the engine's job")
+            raise self.error
         return self.real.play(*args, **kwargs)
+
+
+def test_a_job_that_fails_on_the_store_pauses_before_each_retry(
+        seat_client, own_settings, redis_client, work_here, player, monkeypatch):
+    """RQ retries at once: a run that failed on the move store waits 1 s, then 2 s, before
+    it raises, so the retries outlast a short outage (the pauses are recorded, not slept)."""
+    flaky = FailingPlayer(player, failures=2, error=redis.ConnectionError("store down"))
+    pauses: list[float] = []
+    monkeypatch.setattr(worker_engine_seat, "process_player", lambda: flaky)
+    monkeypatch.setattr(worker_engine_seat, "sleep", pauses.append)
+    gid, _, _ = create(seat_client, 0)
+    work_here(own_settings.queue_name)
+    assert flaky.calls == 3 and pauses == [1.0, 2.0]
+    assert [(m["serial"], m["player"]) for m in moves_of(seat_client, gid)] == [(1, 0)]
+    # An error that is not the store's is retried without a pause.
+    broken = FailingPlayer(player, failures=1)
+    monkeypatch.setattr(worker_engine_seat, "process_player", lambda: broken)
+    gid2, _, _ = create(seat_client, 0)
+    work_here(own_settings.queue_name)
+    assert broken.calls == 2 and pauses == [1.0, 2.0]
 
 
 def test_a_failed_job_is_retried_and_the_move_appears(seat_client, own_settings, redis_client,
