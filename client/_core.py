@@ -99,24 +99,22 @@ class Stream:
 
 
 @dataclass(frozen=True)
-class Next:
+class OnStream:
+    """An effect on an open ``stream``."""
+
+    stream: Stream
+
+
+class Next(OnStream):
     """The next server-sent event of ``stream``; the reply is None at its end."""
 
-    stream: Stream
 
-
-@dataclass(frozen=True)
-class Read:
+class Read(OnStream):
     """Read the whole body of ``stream``'s response (an error answer); the reply is unused."""
 
-    stream: Stream
 
-
-@dataclass(frozen=True)
-class Close:
+class Close(OnStream):
     """Close ``stream``; the reply is unused."""
-
-    stream: Stream
 
 
 @dataclass(frozen=True)
@@ -219,18 +217,31 @@ class EventSerials:
 
 class Core:
     """What :class:`~boxfish.client.Client` and :class:`~boxfish.client.AsyncClient` share:
-    their settings (``timeout``, ``token``, ``retries``, ``backoff``, ``max_delay``; see the
-    module) and every operation of the API as steps (the ``_`` methods of the same names as
-    the public ones)."""
+    their settings and every operation of the API as steps (the ``_`` methods of the same
+    names as the public ones). A subclass names its ``httpx`` client class as ``_http_class``.
 
-    def __init__(self, timeout: float, token: str | None, retries: int, backoff: float,
-                 max_delay: float) -> None:
+    ``base_url``: the server (e.g. ``http://127.0.0.1:8000``). ``timeout``: seconds for
+    connecting and for each read (a ``wait`` of an analysis is added to it). ``token``: the
+    write token used by ``play`` and ``add_webhook`` when they are given none. ``retries``,
+    ``backoff``, ``max_delay``: see the module. ``transport``: an ``httpx`` transport to send
+    through (a proxy, a WSGI or ASGI app in tests, a wrapper): an ``httpx.BaseTransport`` for
+    ``Client``, an ``httpx.AsyncBaseTransport`` for ``AsyncClient``."""
+
+    _http_class: type[httpx.Client] | type[httpx.AsyncClient]
+
+    def __init__(self, base_url: str, timeout: float = 10.0, *, token: str | None = None,
+                 retries: int = 6, backoff: float = 0.25, max_delay: float = 30.0,
+                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None
+                 ) -> None:
         self.timeout = timeout
         self.token = token
         self.retries = retries
         self.backoff = backoff
         self.max_delay = max_delay
         self._random = random.Random()
+        self._http = self._http_class(base_url=base_url.rstrip("/"), timeout=timeout,
+                                      transport=transport,
+                                      headers={"User-Agent": "boxfish-client"})
 
     def _auth(self, token: str | None) -> dict:
         token = token if token is not None else self.token

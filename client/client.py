@@ -19,7 +19,8 @@ from .types import Analysis, Game, Move, Webhook
 
 
 class Client(_core.Core):
-    """A client of one Boxfish server at ``base_url`` (e.g. ``http://127.0.0.1:8000``).
+    """A client of one Boxfish server: ``Client(base_url, timeout=10.0, *, token=None,
+    retries=6, backoff=0.25, max_delay=30.0, transport=None)``.
 
     ``timeout``: seconds for connecting and for each read (a ``wait`` of an analysis is added
     to it). ``token``: the write token used by ``play`` and ``add_webhook`` when they are
@@ -33,13 +34,8 @@ class Client(_core.Core):
     attempt got an answer). Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, base_url: str, timeout: float = 10.0, *, token: str | None = None,
-                 retries: int = 6, backoff: float = 0.25, max_delay: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        super().__init__(timeout, token, retries, backoff, max_delay)
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
-                                  transport=transport,
-                                  headers={"User-Agent": "boxfish-client"})
+    _http_class = httpx.Client
+    _http: httpx.Client
 
     def close(self) -> None:
         self._http.close()
@@ -134,10 +130,10 @@ class Client(_core.Core):
         steps = _core.Steps(self._follow(game_id, after, idle_timeout))
         try:
             while (effect := steps.next()) is not None:
-                if isinstance(effect, _core.Emit):
-                    yield effect.move
-                else:
+                if not isinstance(effect, _core.Emit):
                     self._settle(steps, effect)
+                    continue
+                yield effect.move
         finally:
             for stream in steps.release():
                 stream.exit.close()
