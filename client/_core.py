@@ -322,7 +322,8 @@ class Core:
         timeout = httpx.Timeout(self.timeout, read=idle_timeout)
         while True:
             error: BaseException | None = None
-            yielded = ended = finished = False
+            yielded = ended = False
+            last_move: Move | None = None
             try:
                 stream = yield Open(path, {"Last-Event-ID": str(serials.last)}, timeout)
                 try:
@@ -333,15 +334,18 @@ class Core:
                         if resp.status_code not in RETRY_STATUS:
                             raise error
                     else:
-                        ended, yielded, finished = yield from self._drain(stream, serials,
-                                                                          game_id)
+                        ended, yielded, last_move = yield from self._drain(stream, serials,
+                                                                           game_id)
                 except Exception:
                     yield Close(stream)
                     raise
                 yield Close(stream)
             except httpx.TransportError as exc:
                 error, ended = exc, False
-            if finished:
+            if last_move is not None:
+                # Emitted once its stream is closed: a consumer that stops at the game's end
+                # leaves nothing open.
+                yield Emit(last_move)
                 return
             if ended and not yielded:
                 # The stream ended at once, without the game's end: is the game over?
@@ -370,25 +374,26 @@ class Core:
             failures += 1
 
     def _drain(self, stream: Stream, serials: EventSerials,
-               game_id: str) -> Operation[tuple[bool, bool, bool]]:
-        """Emit the moves of one open stream: ``(ended, yielded, finished)``: it ended
-        (rather than skipped a serial), some move was emitted, the game's last was."""
+               game_id: str) -> Operation[tuple[bool, bool, Move | None]]:
+        """Emit the moves of one open stream but the game's last: ``(ended, yielded,
+        last_move)``: it ended (rather than skipped a serial), some move was emitted, the
+        move that finished the game (not emitted yet; None if it did not come)."""
         yielded = False
         while (sse := (yield Next(stream))) is not None:
             kind = serials.classify(sse.event, sse.id)
             if kind == serials.GAP:
                 log.warning("event stream of %s skipped from serial %d to %s; reopening",
                             game_id, serials.last, sse.id)
-                return False, yielded, False
+                return False, yielded, None
             if kind != serials.NEXT:
                 continue
             move = Move.from_json(sse.json())
             serials.took(move)
+            if move.finished:
+                return True, True, move
             yielded = True
             yield Emit(move)
-            if move.finished:
-                return True, True, True
-        return True, yielded, False
+        return True, yielded, None
 
     def _analyse(self, game_id: str | None, position: dict | None, at: int | None,
                  time_ms: int | None, multipv: int | None, core: str | None, wait: float,
