@@ -12,18 +12,8 @@ import re
 import httpx
 import pytest
 
-from boxfish.client import (
-    Analysis,
-    AsyncClient,
-    Forbidden,
-    Game,
-    IllegalMove,
-    InvalidRequest,
-    Move,
-    NotFound,
-    SerialConflict,
-    Unauthorized,
-)
+from boxfish.client import AsyncClient, errors
+from boxfish.client.types import Analysis, Game, Move
 from tests.client.test_client import all_lines
 from tests.test_readme import README, python_blocks
 
@@ -100,11 +90,10 @@ def test_a_move_whose_answer_was_lost_is_retried_and_stored_once(server_url):
     played, stored, nxt, state = asyncio.run(lose_one_answer())
     assert (played.serial, played.move, played.player) == (1, [1, 1, 1], 0)
     assert played.replayed  # the second attempt got the stored move back
-    posts = [headers for method, path, headers in transport.sent
-             if method == "POST" and path.endswith("/moves")]
-    assert len(posts) == 3
-    assert posts[0]["Idempotency-Key"] == posts[1]["Idempotency-Key"]
-    assert posts[2]["Idempotency-Key"] != posts[1]["Idempotency-Key"]
+    # Two attempts of the first move with one key, then the second move with its own.
+    keys = [headers["Idempotency-Key"] for method, path, headers in transport.sent
+            if method == "POST" and path.endswith("/moves")]
+    assert len(keys) == 3 and keys[0] == keys[1] != keys[2]
     assert [(m.serial, m.move) for m in stored] == [(1, [1, 1, 1])]
     assert (nxt.serial, nxt.replayed) == (2, False)
     assert state.serial == 2
@@ -123,16 +112,16 @@ def test_errors_are_typed_from_the_problem_body(server_url):
             game = await api.create_game(width=2, height=2)
             other = await api.create_game(width=2, height=2)
             await api.play(game.id, [1, 1, 1], token=game.token)
-            await expect("illegal", IllegalMove,
+            await expect("illegal", errors.IllegalMove,
                          api.play(game.id, [1, 1, 1], serial=2, token=game.token))
-            await expect("conflict", SerialConflict,
+            await expect("conflict", errors.SerialConflict,
                          api.play(game.id, [1, 2, 1], serial=5, token=game.token))
-            await expect("missing", NotFound, api.state("no-such-game"))
-            await expect("no stream", NotFound, anext(api.events("no-such-game")))
-            await expect("anonymous", Unauthorized, api.play(game.id, [1, 2, 1]))
-            await expect("wrong token", Forbidden,
+            await expect("missing", errors.NotFound, api.state("no-such-game"))
+            await expect("no stream", errors.NotFound, anext(api.events("no-such-game")))
+            await expect("anonymous", errors.Unauthorized, api.play(game.id, [1, 2, 1]))
+            await expect("wrong token", errors.Forbidden,
                          api.play(game.id, [1, 2, 1], token=other.token))
-            await expect("invalid", InvalidRequest, api.create_game(width=0, height=2))
+            await expect("invalid", errors.InvalidRequest, api.create_game(width=0, height=2))
             return raised, await api.moves(game.id), await api.moves(other.id)
 
     raised, moves, other_moves = asyncio.run(refused())
@@ -209,18 +198,17 @@ def test_analyse_with_wait_0_polls_until_the_job_is_done(server_url, rq_worker):
 
 
 def test_two_readme_async_bots_play_a_whole_game_in_one_event_loop(server_url, rq_worker):
-    [example] = [b for b in python_blocks() if "async def play_seat_async(" in b]
-    assert len(example.strip().splitlines()) <= 12
-    namespace: dict = {}
-    exec(compile(example, str(README), "exec"), namespace)
-    play_seat_async = namespace["play_seat_async"]
+    example = next(b for b in python_blocks() if "async def play_seat_async(" in b)
+    assert len(example.strip().splitlines()) <= 12  # its import, a blank line, 10 lines
+    readme: dict = {}
+    exec(compile(example, str(README), "exec"), readme)
 
     async def match():
         async with AsyncClient(server_url) as api:
             game = await api.create_game(width=2, height=2)
-            await asyncio.wait_for(asyncio.gather(
-                *(play_seat_async(server_url, game.id, game.token, seat, time_ms=30)
-                  for seat in (0, 1))), 120)
+            bots = [readme["play_seat_async"](server_url, game.id, game.token, seat, time_ms=30)
+                    for seat in (0, 1)]
+            await asyncio.wait_for(asyncio.gather(*bots), 120)
             return await api.state(game.id), await api.moves(game.id)
 
     final, moves = asyncio.run(match())
