@@ -1,12 +1,14 @@
 """The Python client of the Boxfish API: ``from boxfish.client import Client``.
 
-:class:`Client` (sync, on ``httpx``) creates games, plays moves (idempotent and retried),
-reads states and move lists, follows a game's event stream (resuming across restarts),
-runs analyses and registers webhooks; :func:`verify_webhook` checks a delivery's signature.
+:class:`Client` (sync, on ``httpx``) and :class:`AsyncClient` (its asyncio twin, the same
+methods as coroutines) create games, play moves (idempotent and retried),
+read states and move lists, follow a game's event stream (resuming across restarts),
+run analyses and register webhooks; :func:`verify_webhook` checks a delivery's signature.
 Errors are typed from the server's problem+json bodies (:mod:`boxfish.client.errors`).
 This package does not import the service: it is what a bot author installs.
 """
 
+from .async_client import AsyncClient
 from .client import Client
 from .errors import (
     AnalysisFailed,
@@ -25,7 +27,7 @@ from .types import Analysis, Game, Move, Webhook
 from .webhooks import verify_webhook
 
 __all__ = [
-    "Analysis", "AnalysisFailed", "BoxfishError", "Busy", "Client", "ConnectionFailed",
-    "Forbidden", "Game", "IllegalMove", "InvalidRequest", "Move", "NotFound",
+    "Analysis", "AnalysisFailed", "AsyncClient", "BoxfishError", "Busy", "Client",
+    "ConnectionFailed", "Forbidden", "Game", "IllegalMove", "InvalidRequest", "Move", "NotFound",
     "SerialConflict", "Unauthorized", "Webhook", "WebhookVerificationError", "verify_webhook",
 ]
