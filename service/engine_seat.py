@@ -17,8 +17,8 @@ same instant may both enqueue it: the job then runs twice, and the second run fi
 taken (or the idempotency record) and does nothing. A failed job is retried
 (:data:`ENGINE_RETRIES` times, at once: the workers run no RQ scheduler, which delayed retries
 need; a run that failed on the move store pauses before it raises, see
-:data:`workers.engine_seat.STORE_ERROR_PAUSES_S`); once its retries are spent the game's engine status is ``failed`` and
-``POST /v1/games/{id}/engine/retry`` enqueues it afresh.
+:data:`workers.engine_seat.STORE_ERROR_PAUSES_S`); once its retries are spent the game's
+engine status is ``failed`` and ``POST /v1/games/{id}/engine/retry`` enqueues it afresh.
 """
 
 from __future__ import annotations
