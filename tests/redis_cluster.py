@@ -537,11 +537,9 @@ class RedisClusterProcesses:
             if master_id not in live_ids:
                 return f"replica {node_id[:8]} follows a dead master"
             replica = self.node_by_id(node_id)
-            try:
-                with contextlib.closing(replica.client()) as c:
-                    rep = c.info("replication")
-            except redis.RedisError as exc:
-                return f"{replica.name}: {exc}"
+            rep = _replication(replica)
+            if isinstance(rep, str):
+                return rep
             if rep.get("role") != "slave" or rep.get("master_link_status") != "up":
                 return f"replica {replica.name}: link {rep.get('master_link_status')}"
             if rep.get("master_sync_in_progress"):
@@ -553,11 +551,9 @@ class RedisClusterProcesses:
                 continue
             expected = sum(1 for s in shape if s[2] == node_id)
             master = self.node_by_id(node_id)
-            try:
-                with contextlib.closing(master.client()) as c:
-                    rep = c.info("replication")
-            except redis.RedisError as exc:
-                return f"{master.name}: {exc}"
+            rep = _replication(master)
+            if isinstance(rep, str):
+                return rep
             online = sum(1 for i in range(int(rep.get("connected_slaves", 0)))
                          if (rep.get(f"slave{i}") or {}).get("state") == "online")
             if online < expected:
@@ -583,3 +579,12 @@ class RedisClusterProcesses:
                                  f"{n.log_tail(8)}" for n in self.nodes)
                 raise ClusterError(f"timed out waiting for {what}: {last}\n{logs}")
             time.sleep(0.05)
+
+
+def _replication(node: ClusterNode) -> dict | str:
+    """``INFO replication`` of ``node``, or why it could not be read."""
+    try:
+        with contextlib.closing(node.client()) as c:
+            return c.info("replication")
+    except redis.RedisError as exc:
+        return f"{node.name}: {exc}"

@@ -69,21 +69,28 @@ def test_the_settings_are_read_once_per_process(monkeypatch, fresh_runner):
     assert wa.search_cache().max_entries == wa.DEFAULT_SEARCH_CACHE_ENTRIES  # nothing kept
 
 
+def spy_on_analyse(monkeypatch) -> list[dict]:
+    """``engine.analyse`` replaced by itself recording the keyword arguments of each call."""
+    calls: list[dict] = []
+    real = engine.analyse
+
+    def spy(state, **kwargs):
+        calls.append(kwargs)
+        return real(state, **kwargs)
+
+    monkeypatch.setattr(engine, "analyse", spy)
+    return calls
+
+
 def test_a_runner_owns_its_search_cache_and_passes_it_to_every_search(monkeypatch):
     runner = wa.AnalysisRunner(search_cache_entries=321)
     assert runner.search_cache.max_entries == 321
     assert wa.AnalysisRunner(search_cache_entries=5).search_cache is not runner.search_cache
     assert wa.AnalysisRunner(search_cache_entries=0).search_cache is None
-    caches = []
-    real = engine.analyse
-
-    def spy(state, **kwargs):
-        caches.append(kwargs["cache"])
-        return real(state, **kwargs)
-
     want = direct(trivial())
-    monkeypatch.setattr(engine, "analyse", spy)
+    calls = spy_on_analyse(monkeypatch)
     first, second = runner.analyse(trivial()), runner.analyse(trivial(time_ms=801))
+    caches = [kwargs["cache"] for kwargs in calls]
     assert len(caches) == 2 and all(c is runner.search_cache for c in caches)
     assert first["exact"] and first["value"] == want["value"] == second["value"]
 
@@ -173,23 +180,17 @@ def test_the_runner_runs_the_requests_core(monkeypatch):
     from boxfish.engine.dots import compiled
 
     runner = wa.AnalysisRunner(search_cache_entries=1000)
-    cores = []
-    real = engine.analyse
-
-    def spy(state, **kwargs):
-        cores.append(kwargs["core"])
-        return real(state, **kwargs)
-
     want = direct(trivial())
-    monkeypatch.setattr(engine, "analyse", spy)
+    calls = spy_on_analyse(monkeypatch)
     python = runner.analyse(trivial(core="python"))
     auto = runner.analyse(trivial())
     assert python["core"] == "python" and python["value"] == want["value"]
     assert auto["core"] == ("c" if compiled.available() else "python")
     assert auto["value"] == want["value"]
+    cores = [kwargs["core"] for kwargs in calls]
     assert cores[-2:] == ["python", None]
     if compiled.available():
-        assert runner.analyse(trivial(core="c"))["core"] == "c" and cores[-1] == "c"
+        assert runner.analyse(trivial(core="c"))["core"] == "c" and calls[-1]["core"] == "c"
     # The worker's own check (the API refuses these before they are enqueued).
     xttt = AnalysisRequest.for_game(engine.load_game("extreme-tictactoe"), time_ms=10,
                                     core="c")
