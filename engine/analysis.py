@@ -60,18 +60,21 @@ class Limit:
 
 @dataclass(frozen=True, slots=True)
 class MoveValue:
-    """One legal move with its value for the side to move (``bound`` and ``mate_in`` as in
-    :class:`Analysis`, for this move)."""
+    """One legal move with its value for the side to move (``bound``, ``lower``, ``upper``
+    and ``mate_in`` as in :class:`Analysis`, for this move)."""
 
     move: Move
     value: float
     exact: bool
     bound: Bound = Bound.EXACT
     mate_in: int | None = None
+    lower: float | None = None
+    upper: float | None = None
 
     def to_dict(self) -> dict:
         return {"move": list(self.move), "value": self.value, "exact": self.exact,
-                "bound": str(self.bound), "mate_in": self.mate_in}
+                "bound": str(self.bound), "lower": self.lower, "upper": self.upper,
+                "mate_in": self.mate_in}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,12 @@ class Analysis:
     established that the true value is at least or at most the reported one, or
     ``"estimate"`` for a heuristic value from the search horizon.
 
+    ``lower`` / ``upper`` (Dots and Boxes): what is proven about the true value whatever
+    ``bound`` says: it is at least ``lower`` and at most ``upper`` (None: no such bound
+    proven; both equal ``value`` when it is exact). An estimate always lies between them:
+    where the heuristic value would contradict a proven bound, ``value`` is that bound and
+    ``bound`` says ``"lower"`` or ``"upper"``.
+
     ``mate_in``: for a forced big-board pattern win in Extreme Tic-Tac-Toe, its distance in
     plies (every move counts, a bonus move too), signed like a UCI ``score mate``: positive
     when the side to move wins in that many plies, negative when it loses in that many, 0 for
@@ -132,6 +141,8 @@ class Analysis:
     proven: Proven | None = None
     mate_in: int | None = None
     core: str = "python"
+    lower: float | None = None
+    upper: float | None = None
 
     def to_dict(self) -> dict:
         """A JSON-ready dict with the same field names (moves as lists)."""
@@ -141,6 +152,8 @@ class Analysis:
             "value": self.value,
             "exact": self.exact,
             "bound": str(self.bound),
+            "lower": self.lower,
+            "upper": self.upper,
             "pv": [list(m) for m in self.pv],
             "depth": self.depth,
             "nodes": self.nodes,

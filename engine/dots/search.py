@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ..search import DepthResult, RootMove, SearchAborted, deadline_of
@@ -29,19 +30,14 @@ GAME_NAME = "dots-and-boxes"
 SOLVE_LINES = 26
 # play the best move of a heuristic iteration cut short by the deadline when it has one
 USE_PARTIAL = True
-# under a time limit, with more than SOLVE_LINES and at most PROOF_LINES undrawn lines, first
-# try to prove the position's value outright (one full-window search to the end) within a
-# share of the time (``_proof_share``); the rest, or all of it when the proof fails, goes to
-# the usual iterative deepening, which the proven TT entries help. Without it the deepening
-# never proves a 28-31-line 5x5 position that a direct search solves in 0.03 s (the pruned
-# sacrifices of long chains keep every iteration heuristic). 5x5 mid-game positions vs
-# greedy, summed exact regret at 0.2 s over 132 positions of 28-38 undrawn lines: 198-212
-# without, 124 with this time schedule (none left at 28-33 lines).
-PROOF_LINES = 36
-
-
-def _proof_share(free: int) -> float:
-    return 0.75 if free <= 33 else 0.6 if free <= 35 else 0.5
+#: A timed analysis of more than ``SOLVE_LINES`` undrawn lines interleaves two searches that
+#: share the table (``anytime``): the heuristic deepening, which may use this share of the
+#: time limit, and proof attempts of the root value (``RootProof``), which get the rest.
+#: The first proof attempt may search ``FIRST_PROOF_NODES`` nodes, each later one twice
+#: the last one's; once the deepening has used its share (or can deepen no further) the proof
+#: runs to the deadline. See ``bench/dots_timed_bench.py`` for the measurements.
+DEEPENING_SHARE = 1 / 3
+FIRST_PROOF_NODES = 50_000
 
 
 # the bounds as plain globals: the root loop below reads them for every root move it searches,
@@ -80,7 +76,8 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
             solve_lines: int | None = None, solve: bool = False,
-            first: int = -1) -> Iterator[DepthResult]:
+            first: int = -1, guess: int = 0,
+            dominant: frozenset[int] = frozenset()) -> Iterator[DepthResult]:
     """Iterative deepening from ``drawn``. ``multipv``: how many best moves get exact
     (full-window) values in every iteration (default 1: the others get upper bounds).
     ``partial`` (a dict) receives each root move's result as soon as it is known, so a caller
@@ -89,7 +86,12 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
     limit: deepening through heuristic leaves only slows a full proof down); without it, so
     does a position with ``solve_lines`` undrawn lines or fewer (default: the module's
     ``SOLVE_LINES`` when called). ``first``: a root move to put first in the proof iterations
-    (the best move of a proof already in the table)."""
+    (the best move of a proof already in the table), whose value is searched from ``guess``
+    (MTD(f)'s first window). ``dominant``: the root moves that the rules prove at least as good
+    as every other (:func:`dominant_moves`); every other move's value is capped by theirs.
+
+    The heuristic iterations stop after the one whose depth reaches the lines left: a deeper
+    one would search the same tree (depth counts the lines drawn, captures aside)."""
     k = max(1, multipv or 1)
     if solve_lines is None:
         solve_lines = SOLVE_LINES  # read at call time: changing the module's value works
@@ -142,7 +144,8 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
                         if partial is not None and searcher.horizon == h_proof:
                             partial[ln] = (RootMove(ln, lo, _LOWER, True) if lo > -INF
                                            else RootMove(ln, hi, _UPPER, True))
-                    v = _mtd(searcher, drawn, ln, sdepth - 1, 0, -INF, INF, note)
+                    v = _mtd(searcher, drawn, ln, sdepth - 1, guess if ln == first else 0,
+                             -INF, INF, note)
                     bound = _EXACT
                 else:
                     v = searcher.child_value(drawn, ln, -INF, INF, sdepth - 1)
@@ -155,6 +158,10 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
                     exact_vals.append(v)
                     exact_vals.sort(reverse=True)
             solved = searcher.horizon == h_iter
+            if solved:
+                depth = max(depth, free)
+            if dominant:
+                cap_dominated(res, dominant)
             prev = res
             if direct:
                 depth = max(depth, free)
@@ -162,6 +169,8 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
             if solved:
                 break
             if max_depth is not None and depth >= max_depth:
+                return
+            if depth >= free:
                 return
             if searcher.nodes == last_nodes:
                 break
@@ -201,6 +210,119 @@ def _mtd(searcher: Searcher, drawn: int, line: int, depth: int, guess: int,
         if on_bound is not None and lo < hi:
             on_bound(lo, hi)
     return lo
+
+
+def dominant_moves(searcher: Searcher, drawn: int) -> frozenset[int]:
+    """The root moves that the search's capture rules prove at least as good as every other
+    legal line of ``drawn`` (empty when no box can be taken).
+
+    A capture the search would force (a capturable box that is not a decision point) is
+    optimal: drawing it is worth its boxes plus the rest, and no other line is worth more; of
+    several, the first the capture phase takes stands for them. With only decision points,
+    taking (and, at a single decision point, the decline) dominates every other line, as
+    inside the search. So every other move's value is at most the best of these."""
+    t = searcher.t
+    vals = t.valences(drawn)
+    if 3 not in vals:
+        return frozenset()
+    _nd, _gained, taken, decisions = searcher.capture_phase(drawn, vals[:])
+    if taken:
+        return frozenset((taken[0],))
+    moves = {d[0] for d in decisions}
+    if len(decisions) == 1:
+        moves.add(decisions[0][1])
+    return frozenset(moves)
+
+
+def cap_dominated(res: dict[int, RootMove], dominant: frozenset[int]) -> None:
+    """Cap the value of every move outside ``dominant`` at the best value of the dominant
+    moves in ``res`` (in place). A capped move's new value is a proven upper bound when that
+    best value is proven exact, else an estimate."""
+    best = None
+    for ln in dominant:
+        r = res.get(ln)
+        if r is not None and (best is None or r.value > best.value):
+            best = r
+    if best is None:
+        return
+    proven = best.solved and best.bound == _EXACT
+    for ln, r in res.items():
+        if ln not in dominant and r.value > best.value:
+            res[ln] = (RootMove(ln, best.value, _UPPER, True) if proven
+                       else RootMove(ln, best.value, _ESTIMATE, False))
+
+
+class RootProof:
+    """A proof of a position's value by zero-window searches to the end of the game (MTD(f),
+    Plaat et al.) that a node budget may cut short and a later :meth:`attempt` resumes: the
+    table keeps what the interrupted pass had proven, and the pass is resumed with the same
+    window.
+
+    ``lo`` / ``hi``: the value's proven bounds so far (``-INF`` / ``INF``: none); ``guess``:
+    the first window's value, replaced by each completed pass's result."""
+
+    def __init__(self, searcher: Searcher, drawn: int, guess: int = 0) -> None:
+        self.searcher = searcher
+        self.drawn = drawn
+        self.lo, self.hi = -INF, INF
+        self.guess = guess
+        self.passes = 0
+
+    @property
+    def proven(self) -> bool:
+        return self.lo == self.hi
+
+    def attempt(self, nodes: int | None = None) -> bool:
+        """Search on until the value is proven, the searcher's deadline passes, or ``nodes``
+        more nodes are searched (None: no budget). Returns whether the value is proven."""
+        s = self.searcher
+        s.max_nodes = None if nodes is None else s.nodes + nodes
+        try:
+            while self.lo < self.hi:
+                g = min(max(self.guess, self.lo), self.hi)
+                beta = g + 1 if g <= self.lo else g
+                v = s.search(self.drawn, beta - 1, beta, PROVEN)
+                if v >= beta:
+                    self.lo = v
+                else:
+                    self.hi = v
+                self.guess = v
+                self.passes += 1
+        except SearchAborted:
+            pass
+        finally:
+            s.max_nodes = None
+        return self.lo == self.hi
+
+
+def _proven_value(searcher: Searcher, drawn: int) -> tuple[int, int]:
+    """The bounds of ``drawn``'s value for the player to move that the table holds as proven
+    (``(-INF, INF)`` when none): the forced captures' boxes plus the entry of the position
+    after them, as the search stores it."""
+    t = searcher.t
+    vals = t.valences(drawn)
+    gained = 0
+    if 3 in vals:
+        drawn, gained, _lines, _dec = searcher.capture_phase(drawn, vals)
+    if drawn == t.full:
+        return gained, gained
+    key, _s = t.key(drawn, searcher.symmetry)
+    e = searcher.tt.get(key)
+    if e is None or e[0] < PROVEN:
+        return -INF, INF
+    lo = gained + e[1] if e[1] > -INF else -INF
+    hi = gained + e[2] if e[2] < INF else INF
+    return lo, hi
+
+
+def _proven_move_bounds(searcher: Searcher, drawn: int, line: int) -> tuple[int, int]:
+    """The proven bounds of drawing ``line`` in ``drawn``, from the table (see
+    :func:`_proven_value`)."""
+    c = searcher.t.completes(drawn, line)
+    lo, hi = _proven_value(searcher, drawn | (1 << line))
+    if c:
+        return (c + lo if lo > -INF else -INF), (c + hi if hi < INF else INF)
+    return (-hi if hi < INF else -INF), (-lo if lo > -INF else INF)
 
 
 def _static_values(t: Tables, drawn: int, lines) -> dict[int, int]:
@@ -306,46 +428,177 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
                             max_nodes=limit.nodes, caches=caches)
     legal = bits(t.full & ~drawn)
-    moves_of = t.moves
     if not legal:
         return Analysis(game=game, best_move=None, value=0, exact=True, bound=Bound.EXACT,
-                        time_ms=(time.perf_counter() - start) * 1000, core=core)
-    partial: dict[int, RootMove] = {}
-    last: DepthResult | None = None
+                        lower=0, upper=0, time_ms=(time.perf_counter() - start) * 1000,
+                        core=core)
+    moves_of = t.moves
     max_depth = limit.depth
     if max_depth is not None and max_depth < 1:
         max_depth = 1
-    first = -1
-    if solve is None:
-        solve = limit.time_ms is None and limit.nodes is None and limit.depth is None
-        free = len(legal)
-        if (not solve and deadline is not None and max_depth is None and free > SOLVE_LINES
-                and free <= PROOF_LINES):
-            # a proof attempt within a share of the time: when it succeeds, the iterations
-            # below go straight to the end and find the proof in the table
-            searcher.deadline = start + _proof_share(free) * (deadline - start)
-            try:
-                searcher.search(drawn, -INF, INF, PROVEN)
-                solve = True
-                first = searcher.best_line(drawn)
-            except SearchAborted:
-                pass
-            searcher.deadline = deadline
-    for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
-                          partial=partial, solve=solve, first=first):
-        last = result
-        if not result.refined and on_progress is not None:
+    dominant = dominant_moves(searcher, drawn)
+
+    def report(result: DepthResult) -> None:
+        if on_progress is not None and not result.refined:
             best = result.best
             on_progress(Progress(depth=result.depth, best_move=moves_of[best.action],
                                  value=best.value, exact=result.solved and best.solved,
                                  nodes=result.nodes,
                                  time_ms=(time.perf_counter() - start) * 1000))
-        if deadline is not None and time.perf_counter() >= deadline:
+
+    partial: dict[int, RootMove] = {}
+    proof = None
+    if solve is None:
+        solve = limit.time_ms is None and limit.nodes is None and limit.depth is None
+    if (not solve and deadline is not None and max_depth is None and limit.nodes is None
+            and len(legal) > SOLVE_LINES):
+        last, proof = anytime(searcher, drawn, multipv, partial, start, deadline, dominant,
+                              report)
+    else:
+        last = None
+        for result in iterate(searcher, drawn, multipv, max_depth, refine=multipv is None,
+                              partial=partial, solve=solve, dominant=dominant):
+            last = result
+            report(result)
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+    ranked, lower, upper, depth = _assemble(searcher, drawn, legal, last, partial, proof,
+                                            dominant)
+    best = ranked[0]
+    if lower == upper:
+        value, bound = lower, Bound.EXACT
+    else:
+        value = min(max(best.value, lower), upper)
+        bound = (Bound.LOWER if value == lower else Bound.UPPER if value == upper
+                 else Bound.ESTIMATE)
+    if multipv is not None:
+        ranked = ranked[:multipv]
+    try:
+        pv_lines = searcher.principal_variation(drawn, best.action)
+    except RecursionError:  # pragma: no cover - defensive
+        pv_lines = [best.action]
+    searcher.close()
+    elapsed = (time.perf_counter() - start) * 1000
+    return Analysis(
+        game=game, best_move=moves_of[best.action], value=value, exact=bound == Bound.EXACT,
+        bound=bound, lower=_finite(lower), upper=_finite(upper),
+        pv=[moves_of[ln] for ln in pv_lines], depth=depth, nodes=searcher.nodes,
+        nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
+        tt_hits=searcher.tt_hits, core=core,
+        moves=[MoveValue(move=moves_of[r.action], value=r.value, exact=r.bound == Bound.EXACT,
+                         bound=r.bound, lower=_finite(r.lower), upper=_finite(r.upper))
+               for r in ranked])
+
+
+def anytime(searcher: Searcher, drawn: int, multipv: int | None, partial: dict,
+            start: float, deadline: float, dominant: frozenset[int],
+            report: Callable[[DepthResult], None]) -> tuple[DepthResult | None, RootProof]:
+    """The timed analysis of a position too big for a direct proof: heuristic deepening and
+    proof attempts, interleaved on one table until the root value is proven or ``deadline``.
+
+    Two heuristic iterations first (a move in hand, and the proof's first guess); then a
+    proof attempt of ``FIRST_PROOF_NODES`` nodes, an iteration, an attempt of twice the
+    nodes, and so on, while the iterations have used less than ``DEEPENING_SHARE`` of the
+    time (an iteration is cut short where it would use more) and can still deepen; after
+    that the proof runs to the deadline. Once the value is proven, the usual proof iterations
+    (:func:`iterate` with ``solve``) give the root moves their values from the table, so the
+    answer is exact at once.
+
+    Returns the last iteration worth reporting (the deepest heuristic one, or the proven one)
+    and the proof with its bounds; ``partial`` receives the root moves' results as
+    :func:`iterate` gives them (only proven ones from the proof iterations). ``report`` is
+    called with every iteration's result."""
+    perf = time.perf_counter
+
+    def expired() -> bool:
+        return perf() >= deadline
+
+    allowance = DEEPENING_SHARE * max(0.0, deadline - start)
+    used = 0.0
+    last: DepthResult | None = None
+    deepening: Iterator[DepthResult] | None = iterate(
+        searcher, drawn, multipv, refine=False, partial=partial, solve_lines=0,
+        dominant=dominant)
+
+    def deepen(until: float) -> None:
+        nonlocal used, last, deepening
+        searcher.deadline = until
+        t0 = perf()
+        try:
+            result = next(deepening, None)
+        finally:
+            searcher.deadline = deadline
+            used += perf() - t0
+        if result is None:
+            deepening = None
+            return
+        last = result
+        report(result)
+        if result.solved:
+            deepening = None
+
+    for _ in range(2):
+        if deepening is not None and not expired():
+            deepen(deadline)
+    proof = RootProof(searcher, drawn, last.best.value if last is not None else 0)
+    budget = FIRST_PROOF_NODES
+    solved = last is not None and last.solved
+    while not solved and not expired():
+        if proof.attempt(budget if deepening is not None else None):
             break
-    # assemble: the last complete iteration, improved by what an aborted deeper iteration
-    # had already proven (heuristic values of different depths are not mixed; the aborted
-    # iteration's best move, if it finished one, is played first: ``USE_PARTIAL``)
-    # the last iteration's results in the order it searched them (ties keep that order)
+        budget *= 2
+        if deepening is not None:
+            deepen(min(deadline, perf() + max(0.0, allowance - used)))
+            solved = last is not None and last.solved
+    if not (solved or proof.proven) or expired():
+        return last, proof
+    # proven: the proof iterations find the moves' values in the table
+    found: dict[int, RootMove] = {}
+    first = searcher.best_line(drawn)
+    for result in iterate(searcher, drawn, multipv, refine=multipv is None, partial=found,
+                          solve=True, first=first, guess=proof.lo if proof.proven else 0,
+                          dominant=dominant):
+        if result.solved or last is None or result.depth >= last.depth:
+            last = result
+            report(result)
+        if expired():
+            break
+    partial.update((ln, r) for ln, r in found.items() if r.solved)
+    return last, proof
+
+
+@dataclass(slots=True)
+class _Ranked:
+    """A root move as reported: its value, the kind of bound it is, and its proven bounds."""
+
+    action: int
+    value: int
+    bound: Bound
+    lower: int
+    upper: int
+    dominant: bool
+    order: int
+
+
+_BOUND_RANK = {_EXACT: 0, _LOWER: 1, _ESTIMATE: 2, _UPPER: 3}
+
+
+def _finite(v: int) -> int | None:
+    return v if -INF < v < INF else None
+
+
+def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResult | None,
+              partial: dict[int, RootMove], proof: RootProof | None,
+              dominant: frozenset[int]) -> tuple[list[_Ranked], int, int, int]:
+    """The root moves, best first, with the root value's proven bounds and the depth.
+
+    Each move's value: the last complete iteration's, improved by what an aborted deeper
+    iteration had already proven (heuristic values of different depths are not mixed; the
+    aborted iteration's best move, if it finished one, is played first: ``USE_PARTIAL``),
+    capped by the dominant moves (:func:`dominant_moves`), then put within the bounds proven
+    for it (its own search, the table's proven entries, the root proof's upper bound): an
+    estimate never contradicts what is proven."""
+    t = searcher.t
     results: dict[int, RootMove] = {}
     if last is not None:
         by_line = {r.action: r for r in last.moves}
@@ -356,54 +609,71 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     for ln, r in partial.items():
         old = results.get(ln)
         # a proven value or bound beats a heuristic one
-        if old is None or (r is not old and r.solved and (r.bound == Bound.EXACT
+        if old is None or (r is not old and r.solved and (r.bound == _EXACT
                                                            or not old.solved)):
             results[ln] = r
-        elif (USE_PARTIAL and r is not old and r.bound == Bound.EXACT and not solved
+        elif (USE_PARTIAL and r is not old and r.bound == _EXACT and not solved
+              and (not dominant or ln in dominant)
               and (deeper is None or r.value > deeper.value)):
             deeper = r
     missing = [ln for ln in legal if ln not in results]
     if missing:
         guesses = _static_values(t, drawn, missing)
         for ln in missing:
-            results[ln] = RootMove(ln, guesses[ln], Bound.ESTIMATE, False)
-    ranked = sorted(results.values(), key=_rank_key)
-    if deeper is not None and not (ranked[0].solved and ranked[0].bound == Bound.EXACT):
+            results[ln] = RootMove(ln, guesses[ln], _ESTIMATE, False)
+    if deeper is not None:
+        best = min(results.values(), key=_rank_key)
+        if not (best.solved and best.bound == _EXACT):
+            results[deeper.action] = deeper
+    if dominant:
+        cap_dominated(results, dominant)
+    bounds: dict[int, tuple[int, int]] = {}
+    root_hi = proof.hi if proof is not None else INF
+    for ln, r in results.items():
+        lo, hi = -INF, INF
+        if r.solved:
+            if r.bound == _EXACT:
+                lo = hi = r.value
+            elif r.bound == _LOWER:
+                lo = r.value
+            elif r.bound == _UPPER:
+                hi = r.value
+        if lo != hi:
+            tlo, thi = _proven_move_bounds(searcher, drawn, ln)
+            lo, hi = max(lo, tlo), min(hi, thi, root_hi)
+        bounds[ln] = (lo, hi)
+    if dominant:
+        cap = max(bounds[ln][1] for ln in dominant if ln in bounds)
+        for ln, (lo, hi) in bounds.items():
+            if ln not in dominant and hi > cap:
+                bounds[ln] = (lo, cap)
+    ranked = []
+    for i, (ln, r) in enumerate(results.items()):
+        lo, hi = bounds[ln]
+        if lo == hi:
+            v, b = lo, _EXACT
+        else:
+            v = min(max(r.value, lo), hi)
+            b = _LOWER if v == lo else _UPPER if v == hi else _ESTIMATE
+        ranked.append(_Ranked(ln, v, b, lo, hi, ln in dominant, i))
+    ranked.sort(key=lambda r: (-r.value, _BOUND_RANK[r.bound], not r.dominant, r.order))
+    if deeper is not None and results[deeper.action] is deeper:
         # the aborted iteration searched this move one ply deeper than the others and found
-        # it the best of those it finished (the previous best first, then any that beat it)
-        results[deeper.action] = deeper
-        ranked = [deeper] + [r for r in ranked if r.action != deeper.action]
-    best = ranked[0]
-    best_bound = _proven_bound(best)
-    others_ok = all(_proven_bound(r) in (Bound.EXACT, Bound.UPPER) and r.value <= best.value
-                    for r in ranked[1:])
-    if solved and best_bound == Bound.EXACT and others_ok:
-        bound = Bound.EXACT
-    elif best_bound in (Bound.EXACT, Bound.LOWER):
-        # one move's value (or a lower bound of it) is proven, the others' are not bounded
-        # by it: the position is worth at least that much
-        bound = Bound.LOWER
-    else:
-        bound = Bound.ESTIMATE
-    exact = bound == Bound.EXACT
-    mv = []
-    for r in ranked:
-        b = _proven_bound(r)
-        mv.append(MoveValue(move=moves_of[r.action], value=r.value, exact=b == Bound.EXACT,
-                            bound=b))
-    if multipv is not None:
-        mv = mv[:multipv]
-    try:
-        pv_lines = searcher.principal_variation(drawn, best.action)
-    except RecursionError:  # pragma: no cover - defensive
-        pv_lines = [best.action]
-    searcher.close()
-    elapsed = (time.perf_counter() - start) * 1000
-    return Analysis(
-        game=game, best_move=moves_of[best.action], value=best.value, exact=exact, bound=bound,
-        pv=[moves_of[ln] for ln in pv_lines], depth=depth, nodes=searcher.nodes,
-        nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
-        tt_hits=searcher.tt_hits, moves=mv, core=core)
+        # it the best of those it finished: it leads unless a proven bound says otherwise
+        i = next(i for i, r in enumerate(ranked) if r.action == deeper.action)
+        if i and all(r.lower <= ranked[i].upper for r in ranked):
+            ranked.insert(0, ranked.pop(i))
+    lower = max(r.lower for r in ranked)
+    upper = max(r.upper for r in ranked)
+    if proof is not None:
+        lower, upper = max(lower, proof.lo), min(upper, proof.hi)
+    if lower == upper and ranked[0].lower != lower:
+        # the value is proven: lead with a move proven to reach it, when one is known
+        for i, r in enumerate(ranked):
+            if r.lower == lower:
+                ranked.insert(0, ranked.pop(i))
+                break
+    return ranked, lower, upper, depth
 
 
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
