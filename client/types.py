@@ -80,8 +80,9 @@ class Analysis:
     ``best_move`` (None when the position is over), its ``value`` for the side to move,
     ``bound`` (``exact``, ``lower``, ``upper`` or ``estimate``), ``exact``, the principal
     variation ``pv``, the ranked ``moves`` (dicts with ``move``, ``value``, ``exact``...),
-    ``depth`` and ``nodes``; ``id`` is the job's id. The engine's whole result is
-    ``raw["result"]``."""
+    ``depth`` and ``nodes``; ``lower`` / ``upper``: the proven bounds of the value (None:
+    none proven; both equal ``value`` when it is exact); ``id`` is the job's id. The
+    engine's whole result is ``raw["result"]``."""
 
     id: str
     best_move: Any
@@ -92,6 +93,8 @@ class Analysis:
     moves: list
     depth: int
     nodes: int
+    lower: float | None = None
+    upper: float | None = None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -100,7 +103,8 @@ class Analysis:
         return cls(id=data["id"], best_move=_move(result.get("best_move")),
                    value=result["value"], bound=result["bound"], exact=result["exact"],
                    pv=result.get("pv", []), moves=result.get("moves", []),
-                   depth=result.get("depth", 0), nodes=result.get("nodes", 0), raw=data)
+                   depth=result.get("depth", 0), nodes=result.get("nodes", 0),
+                   lower=result.get("lower"), upper=result.get("upper"), raw=data)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,21 @@ def position_text(game, state) -> str:
     return "\n".join(out)
 
 
+def format_proven(result: dict) -> str:
+    """What is proven about an inexact value (``lower`` / ``upper`` of an analysis or of one
+    of its moves): ``"; proven >=+1 <=+3"``, ``"; proven >=+1"``, or ``""`` when nothing
+    beyond ``bound`` itself is proven (or the value is exact)."""
+    if result.get("exact"):
+        return ""
+    parts = []
+    lo, hi = result.get("lower"), result.get("upper")
+    if lo is not None and not (result.get("bound") == "lower" and lo == result["value"]):
+        parts.append(f">={format_value(lo, True, 'exact')}")
+    if hi is not None and not (result.get("bound") == "upper" and hi == result["value"]):
+        parts.append(f"<={format_value(hi, True, 'exact')}")
+    return "; proven " + " ".join(parts) if parts else ""
+
+
 def analysis_lines(result: dict, stats: bool = True) -> list[str]:
     """The lines describing an analysis ``result`` (``Analysis.to_dict()``): best move and
     value, proof, the search's statistics (with ``stats``: they depend on the machine and the
@@ -52,7 +67,8 @@ def analysis_lines(result: dict, stats: bool = True) -> list[str]:
     out = []
     what = "exact" if result["exact"] else result["bound"]
     out.append(f"best move  {format_move(result['best_move'])}   value "
-               f"{format_value(result['value'], result['exact'], result['bound'])} ({what})")
+               f"{format_value(result['value'], result['exact'], result['bound'])} ({what}"
+               f"{format_proven(result)})")
     if result.get("proven"):
         out.append(f"proven     {result['proven']}")
     if result.get("mate_in") is not None:
@@ -68,7 +84,7 @@ def analysis_lines(result: dict, stats: bool = True) -> list[str]:
         mate = mv.get("mate_in")
         out.append(f"  {i + 1:>3}. {format_move(mv['move']):<10} "
                    f"{format_value(mv['value'], mv['exact'], mv['bound']):>7}"
-                   f"{'' if mv['exact'] else '  (' + mv['bound'] + ')'}"
+                   f"{'' if mv['exact'] else '  (' + mv['bound'] + format_proven(mv) + ')'}"
                    f"{'' if mate is None else f'  mate {mate:+d}'}")
     return out
 
@@ -79,4 +95,4 @@ def analysis_text(game, state, result: dict, stats: bool = True) -> str:
     return "\n".join([position_text(game, state), *analysis_lines(result, stats)])
 
 
-__all__ = ["format_move", "format_value", "position_text", "analysis_lines", "analysis_text"]
+__all__ = ["format_move", "format_value", "format_proven", "position_text", "analysis_lines", "analysis_text"]

@@ -67,7 +67,8 @@ class EngineMovePlayer:
         if not engine_to_move(meta, state):
             return {"outcome": "stale", "serial": meta.serial}
         with while_searching or contextlib.nullcontext():
-            analysis = engine.analyse(state, time_ms=meta.engine.time_ms,
+            # one move is all the seat plays: a proven best move ends the search at once
+            analysis = engine.analyse(state, time_ms=meta.engine.time_ms, multipv=1,
                                       cache=self.runner.search_cache)
         if analysis.best_move is None:
             raise RuntimeError(f"the engine found no move at serial {meta.serial}")

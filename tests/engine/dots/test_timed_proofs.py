@@ -1,0 +1,147 @@
+"""Timed analyses that prove (issue 21): a timed analysis comes back exact when a proof fits
+its time, its depth never exceeds the lines left, and what it reports without a proof never
+contradicts what is proven. Exact values come from the independent reference solver
+(:mod:`tests.engine.dots.reference`), never from the engine under test."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+
+import pytest
+
+from boxfish.engine import analyse, load_game
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots.positions import biased_play, safe_play
+from boxfish.engine.dots.search import analyse_position, iterate
+from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search_core import CompiledSearcher
+from tests.engine.dots.reference import reference_move_values, reference_value
+
+# the issue's two 5x5 positions of 40 undrawn lines, player 0 to move
+ISSUE_A = "110100000110011000100010000000001001011100011110000100100000"
+ISSUE_B = "000011000001110110000000000011011101000101000100100011000100"
+
+
+def mask(lines: str) -> int:
+    return sum(1 << i for i, ch in enumerate(lines) if ch == "1")
+
+
+def lines_of(drawn: int, nl: int) -> str:
+    return "".join("1" if drawn >> i & 1 else "0" for i in range(nl))
+
+
+def _generated(n_each: int, undrawn: tuple[int, ...], seed: int) -> list[int]:
+    """5x5 positions from both generators: safe play, and play biased 70-90% towards moves
+    that give nothing away (without a box to take at the root, so both players' views of a
+    position are searched alike)."""
+    rng = random.Random(seed)
+    t = tables(5, 5)
+    out: list[int] = []
+    for gen in ("safe", "biased"):
+        got = 0
+        while got < n_each:
+            u = rng.choice(undrawn)
+            p = (safe_play(rng, 5, 5, u) if gen == "safe"
+                 else biased_play(rng, 5, 5, u, rng.uniform(0.7, 0.9)))
+            if 3 in t.valences(p.drawn):
+                continue
+            out.append(p.drawn)
+            got += 1
+    return out
+
+
+def test_heuristic_iterations_stop_at_the_lines_left():
+    """Past the depth of the lines left an iteration searches the same tree again: the
+    deepening yields no depth beyond them and ends (it went on without end before)."""
+    t = tables(5, 5)
+    drawn = 239330986697057503  # 30 undrawn lines; iterations never prove it
+    free = (t.full & ~drawn).bit_count()
+    searcher = CompiledSearcher(t)
+    results = list(itertools.islice(iterate(searcher, drawn, multipv=1, refine=False,
+                                            solve_lines=0), free + 5))
+    assert results and len(results) <= free
+    assert all(r.depth <= free for r in results)
+    assert [r.depth for r in results] == sorted(r.depth for r in results)
+
+
+@pytest.mark.parametrize("lines", [ISSUE_A, ISSUE_B])
+def test_the_issue_positions_are_proven_by_a_timed_analysis(lines):
+    """Each took 2-5 s to solve without a limit; at 10 s they came back as estimates (A off
+    by 2 boxes). Now the proof comes first: exact, right, with a value-optimal best move."""
+    t = tables(5, 5)
+    drawn = mask(lines)
+    truth = reference_move_values(5, 5, drawn, max_seconds=300)
+    a = analyse_position(5, 5, drawn, Limit(time_ms=10_000), multipv=1)
+    assert a.exact and a.bound == "exact", (a.value, a.bound, a.depth, a.time_ms)
+    assert a.value == max(truth.values())
+    assert truth[t.geo.line_id(*a.best_move)] == a.value
+    assert a.depth == 40 and a.lower == a.upper == a.value
+
+
+def test_a_timed_analysis_proves_what_the_untimed_solve_proves_in_a_third_of_the_time():
+    """The library's timed ``analyse`` with three times what its untimed solve took comes
+    back exact and right (positions of 36-40 undrawn lines from both generators, and the
+    issue's two)."""
+    game = load_game("dots-and-boxes", width=5, height=5)
+    t = tables(5, 5)
+    positions = [mask(ISSUE_A), mask(ISSUE_B)] + _generated(2, (36, 38, 40), 2111)
+    for drawn in positions:
+        state = game.from_lines(lines_of(drawn, t.nl), to_move=0)
+        t0 = time.perf_counter()
+        untimed = analyse(state, time_ms=None, multipv=1)
+        took = time.perf_counter() - t0
+        assert untimed.exact
+        limit_ms = max(300, math.ceil(3000 * took))
+        timed = analyse(state, time_ms=limit_ms, multipv=1)
+        truth = reference_value(5, 5, drawn, max_seconds=300)
+        assert timed.exact, (lines_of(drawn, t.nl), took, limit_ms, timed.value, timed.depth)
+        assert timed.value == truth == untimed.value
+        best = t.geo.line_id(*timed.best_move)
+        assert reference_move_values(5, 5, drawn, [best], max_seconds=300)[best] == truth
+
+
+def _check_bounds(a, truth: int, move_truth: dict) -> int:
+    """Every proven claim of ``a`` holds; returns how many proven bounds it made."""
+    claims = 0
+    for what, value, bound, lo, hi, true in (
+            [("root", a.value, a.bound, a.lower, a.upper, truth)]
+            + [(m.move, m.value, m.bound, m.lower, m.upper, move_truth[m.move])
+               for m in a.moves]):
+        if lo is not None:
+            assert true >= lo and value >= lo, (what, value, bound, lo, hi, true)
+            claims += 1
+        if hi is not None:
+            assert true <= hi and value <= hi, (what, value, bound, lo, hi, true)
+            claims += 1
+        if bound == "exact":
+            assert value == true == lo == hi, (what, value, lo, hi, true)
+        elif bound == "lower":
+            assert value == lo
+        elif bound == "upper":
+            assert value == hi
+    return claims
+
+
+def test_proven_bounds_of_unfinished_analyses_hold():
+    """Timed, node-limited and depth-limited analyses of 4x4 and 5x5 positions that do not
+    finish: ``lower``/``upper`` (of the position and of every move) hold against the
+    reference solver, an estimate lies between them, and ``bound`` names the one it equals."""
+    rng = random.Random(7)
+    claims = 0
+    cases = [(4, 4, 30), (4, 4, 33), (5, 5, 32), (5, 5, 34)]
+    for w, h, undrawn in cases:
+        t = tables(w, h)
+        game = load_game("dots-and-boxes", width=w, height=h)
+        for _ in range(2):
+            p = safe_play(rng, w, h, undrawn)
+            values = reference_move_values(w, h, p.drawn, max_seconds=120)
+            truth = max(values.values())
+            move_truth = {t.moves[ln]: v for ln, v in values.items()}
+            state = game.from_lines(lines_of(p.drawn, t.nl), to_move=0)
+            for limit in ({"time_ms": 30}, {"time_ms": 150}, {"time_ms": None, "nodes": 20_000},
+                          {"time_ms": None, "depth": 3}):
+                claims += _check_bounds(analyse(state, **limit), truth, move_truth)
+    assert claims > 0
