@@ -6,13 +6,19 @@ which points at the RQ job for it. The job carries the request's JSON form. Whil
 is queued, started or finished (RQ keeps finished jobs for ``result_ttl_s``), an identical
 request joins it instead of enqueueing another; so finished results are cached by position.
 
-A started job whose worker died is detected by its liveness key (refreshed by the running job,
-see :mod:`workers.analysis`) and failed through RQ's own abandoned-job handling
-(``StartedJobRegistry.cleanup``), so it ends ``failed`` with an error.
+A started job whose worker died is detected by its liveness key, which the process running the
+job keeps alive from before RQ marks it started until after RQ has recorded its end (see
+:mod:`workers.liveness`): a started job without it, started more than ``job_liveness_s`` ago,
+has lost its worker. It is failed through RQ's own abandoned-job handling
+(``StartedJobRegistry.cleanup``, its failure callback included), so it ends ``failed`` with an
+error. The check and the failing are one atomic step in Redis, so a job whose worker refreshes
+the key, or records the job's end, meanwhile is left alone; the callback runs under a timer
+(RQ's ``TimerDeathPenalty``), not SIGALRM, as the API answers from threads.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from datetime import UTC, datetime
@@ -24,6 +30,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 from rq.results import Result
+from rq.timeouts import TimerDeathPenalty
 
 from .analysis_request import AnalysisRequest
 from .config import Settings
@@ -41,6 +48,28 @@ _STATUS = {
     JobStatus.FAILED: "failed", JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed",
 }
 DONE = ("finished", "failed")
+
+log = logging.getLogger(__name__)
+
+# Expires the entries of a started job whose liveness key is gone in RQ's started registry (score
+# 0), for RQ's cleanup to fail it as abandoned; atomically with the checks, so a job whose worker
+# is alive (the key exists) or has recorded its end (its status is no longer "started") is left
+# alone. A job with no entry there (its execution record lost) gets one. KEYS: the liveness key,
+# the job's hash, the started registry; ARGV: the job id. Returns 1 if expired, else 0.
+_EXPIRE_ABANDONED = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('HGET', KEYS[2], 'status') ~= 'started' then return 0 end
+local prefix = ARGV[1] .. ':'
+local found = false
+for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  if string.sub(member, 1, #prefix) == prefix then
+    redis.call('ZADD', KEYS[3], 0, member)
+    found = true
+  end
+end
+if not found then redis.call('ZADD', KEYS[3], 0, prefix .. 'lost') end
+return 1
+"""
 
 
 def job_error_text(job: Job) -> str:
@@ -136,15 +165,28 @@ class AnalysisService:
         return job
 
     def status(self, job: Job) -> str:
-        """The API status of ``job``; fails it first if its worker is gone."""
+        """The API status of ``job``; fails it first if its worker is gone (never one whose
+        worker lives, however long it runs). Failing it raises nothing but the queue Redis's
+        own errors (``redis.RedisError``)."""
         try:
             status = _STATUS.get(job.get_status(refresh=True), "queued")
         except Exception:  # noqa: BLE001 - the job hash expired under us
             return "failed"
-        if status == "started" and self._abandoned(job):
+        if status != "started":
+            return status
+        try:
+            if not self._abandoned(job):
+                return status
             self._fail_abandoned(job)
-            status = _STATUS.get(job.get_status(refresh=True), "failed")
-        return status
+        except redis.RedisError:
+            raise
+        except Exception:  # noqa: BLE001 - the job ended (or expired) meanwhile: read it again
+            log.warning("analysis %s: checking or failing it as abandoned raised", job.id,
+                        exc_info=True)
+        try:
+            return _STATUS.get(job.get_status(refresh=True), "failed")
+        except Exception:  # noqa: BLE001 - the job hash expired under us
+            return "failed"
 
     def _abandoned(self, job: Job) -> bool:
         if self.redis.exists(self.keys.analysis_alive(job.id)):
@@ -159,14 +201,18 @@ class AnalysisService:
         return age > self.settings.job_liveness_s
 
     def _fail_abandoned(self, job: Job) -> None:
-        """Expire the job's entries in the started registry now and let RQ's cleanup move it
-        to the failed registry with ``AbandonedJobError``, exactly as RQ does on its own once
-        the worker's heartbeat runs out."""
-        registry = StartedJobRegistry(job.origin, connection=self.redis)
-        members = [e.composite_key for e in job.get_executions()]
-        if members:
-            self.redis.zadd(registry.key, {m: 0 for m in members}, xx=True)
-        registry.cleanup()
+        """Fail ``job`` as RQ does once a dead worker's heartbeat runs out, if it is still
+        started and its liveness key still gone: expire its entries in the started registry
+        now (:data:`_EXPIRE_ABANDONED`, atomic with those checks) and let RQ's cleanup move it
+        to the failed registry with ``AbandonedJobError`` and run its failure callback (under
+        a timer: this runs in any of the API's threads, where SIGALRM cannot be used). Reads no
+        execution record (one may vanish at any moment as the job ends)."""
+        registry = StartedJobRegistry(job.origin, connection=self.redis,
+                                      death_penalty_class=TimerDeathPenalty)
+        expired = self.redis.eval(_EXPIRE_ABANDONED, 3, self.keys.analysis_alive(job.id),
+                                  job.key, registry.key, job.id)
+        if expired:
+            registry.cleanup()
 
     def wait(self, job: Job, seconds: float) -> str:
         """Block up to ``seconds`` until ``job`` is finished or failed; returns its status."""

@@ -25,6 +25,7 @@ from rq.timeouts import TimerDeathPenalty
 
 from boxfish.service.config import Settings
 from boxfish.service.embedded_redis import EmbeddedRedis
+from boxfish.workers.worker import keeping_jobs_alive
 from tests.redis_cluster import RedisClusterProcesses
 
 
@@ -92,18 +93,19 @@ def redis_client(settings):
     client.close()
 
 
-class _InProcessWorker(SimpleWorker):
-    """RQ's SimpleWorker with the job timeout on a timer thread instead of SIGALRM (which
-    pytest-timeout uses)."""
+class _InProcessWorker(keeping_jobs_alive(SimpleWorker)):
+    """The RQ worker of ``boxfish worker`` (a SimpleWorker that keeps each job's liveness key
+    alive, :mod:`workers.liveness`) with the job timeout on a timer thread instead of SIGALRM
+    (which pytest-timeout uses)."""
 
     death_penalty_class = TimerDeathPenalty
 
 
 @pytest.fixture
 def work_here(redis_client):
-    """``work_here(queue_name)`` runs the jobs queued there to the end in this process (an RQ
-    SimpleWorker in burst mode), so a test can watch the job function; the SIGINT/SIGTERM
-    handlers RQ installs are put back afterwards."""
+    """``work_here(queue_name)`` runs the jobs queued there to the end in this process (the
+    workers' RQ SimpleWorker in burst mode), so a test can watch the job function; the
+    SIGINT/SIGTERM handlers RQ installs are put back afterwards."""
     def work(queue_name: str) -> None:
         saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:

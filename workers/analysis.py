@@ -3,8 +3,10 @@
 
 The job's argument is the request's JSON form, read back with ``AnalysisRequest.model_validate``
 (the API enqueues it, see :meth:`service.analyses.AnalysisService.submit`). Progress after each
-completed depth goes to ``job.meta["progress"]``. While the job runs, a thread refreshes
-``alive_key`` (TTL ``alive_ttl_s``) so the API can tell a dead worker from a slow one.
+completed depth goes to ``job.meta["progress"]``. The job's ``alive_key`` (TTL ``alive_ttl_s``),
+which lets the API tell a dead worker from a slow one, is kept alive by the worker process
+that runs it, for the job's whole run including RQ's recording of its end
+(:mod:`workers.liveness`), not by the job function.
 
 State between jobs belongs to an :class:`AnalysisRunner`, one per worker process, made on first
 use from the process's settings by :func:`process_runner` (the one place RQ's module-level job
@@ -13,11 +15,7 @@ function finds it).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import threading
-
-import redis
 
 from boxfish import engine
 from boxfish.service.analysis_request import AnalysisRequest
@@ -47,16 +45,14 @@ class AnalysisRunner:
         return cls(search_cache_entries=settings.search_cache_entries,
                    table_bytes=settings.search_table_mb << 20)
 
-    def analyse(self, request: AnalysisRequest, on_progress=None,
-                while_searching: contextlib.AbstractContextManager | None = None) -> dict:
+    def analyse(self, request: AnalysisRequest, on_progress=None) -> dict:
         """``Analysis.to_dict()`` of the request's position within its limits. The state is
-        built first (raising the engine's ValueError / IllegalMove on a bad request), then the
-        search runs inside ``while_searching`` (e.g. the job's liveness key)."""
+        built first (raising the engine's ValueError / IllegalMove on a bad request), then
+        searched."""
         state = request.build_state()
-        with while_searching or contextlib.nullcontext():
-            analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
-                                      on_progress=on_progress, cache=self.search_cache,
-                                      core=request.core)
+        analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
+                                  on_progress=on_progress, cache=self.search_cache,
+                                  core=request.core)
         return analysis.to_dict()
 
 
@@ -74,38 +70,12 @@ def search_cache() -> engine.SearchCache | None:
     return process_runner().search_cache
 
 
-class Liveness:
-    """Refreshes a key with a short TTL from a daemon thread until stopped."""
-
-    def __init__(self, connection: redis.Redis, key: str, ttl_s: float) -> None:
-        self.connection, self.key, self.ttl_ms = connection, key, max(100, int(ttl_s * 1000))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="boxfish-liveness", daemon=True)
-
-    def _run(self) -> None:
-        while True:
-            try:
-                self.connection.set(self.key, 1, px=self.ttl_ms)
-            except redis.RedisError:
-                pass
-            if self._stop.wait(self.ttl_ms / 3000):
-                return
-
-    def __enter__(self):
-        self.connection.set(self.key, 1, px=self.ttl_ms)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.connection.delete(self.key)
-
-
 def run_analysis(request: dict | AnalysisRequest, alive_key: str | None = None,
                  alive_ttl_s: float = 5.0) -> dict:
     """The RQ job: ``Analysis.to_dict()`` for ``request`` (its JSON form, or the model itself),
-    run by this process's :func:`process_runner`."""
+    run by this process's :func:`process_runner`. ``alive_key`` and ``alive_ttl_s`` are for the
+    worker that runs the job (:func:`workers.liveness.job_liveness`); the job itself ignores
+    them."""
     from rq import get_current_job
 
     job = get_current_job()
@@ -116,7 +86,4 @@ def run_analysis(request: dict | AnalysisRequest, alive_key: str | None = None,
                                     if k in PROGRESS_FIELDS}
             job.save_meta()
 
-    liveness = (Liveness(job.connection, alive_key, alive_ttl_s)
-                if job is not None and alive_key else None)
-    return process_runner().analyse(AnalysisRequest.model_validate(request), on_progress,
-                                    while_searching=liveness)
+    return process_runner().analyse(AnalysisRequest.model_validate(request), on_progress)

@@ -19,7 +19,6 @@ first use by :func:`process_player`: its connections (the move store's, a ``redi
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from time import sleep
 
@@ -33,7 +32,7 @@ from boxfish.service.engine_seat import ENGINE_RETRIES, engine_idempotency_key, 
 from boxfish.service.games import fingerprint
 from boxfish.service.keys import KeySpace
 from boxfish.service.recorder import NotReplicated, SerialConflict
-from boxfish.workers.analysis import AnalysisRunner, Liveness, process_runner
+from boxfish.workers.analysis import AnalysisRunner, process_runner
 
 #: Pauses before a run that failed on the move store (a ``redis.RedisError`` or
 #: ``NotReplicated``) raises, by how many retries it has used: RQ retries the job at once (the
@@ -53,8 +52,7 @@ class EngineMovePlayer:
         self.games = game_service(settings, redis_recorder(conns.store, keys, settings),
                                   conns.queue, keys)
 
-    def play(self, game_id: str, serial: int,
-             while_searching: contextlib.AbstractContextManager | None = None) -> dict:
+    def play(self, game_id: str, serial: int) -> dict:
         """Play the engine's move ``serial`` of the game, if it is still the engine's to play.
         Returns ``{"outcome": "played", "serial", "move"}`` (``replayed``: another run
         appended it first) or ``{"outcome": "stale", "serial": <the game's serial>}``.
@@ -66,10 +64,9 @@ class EngineMovePlayer:
         state = self.games.state_at(meta)
         if not engine_to_move(meta, state):
             return {"outcome": "stale", "serial": meta.serial}
-        with while_searching or contextlib.nullcontext():
-            # one move is all the seat plays: a proven best move ends the search at once
-            analysis = engine.analyse(state, time_ms=meta.engine.time_ms, multipv=1,
-                                      cache=self.runner.search_cache)
+        # one move is all the seat plays: a proven best move ends the search at once
+        analysis = engine.analyse(state, time_ms=meta.engine.time_ms, multipv=1,
+                                  cache=self.runner.search_cache)
         if analysis.best_move is None:
             raise RuntimeError(f"the engine found no move at serial {meta.serial}")
         # The key and body name the engine's move at this serial, not the move chosen: a
@@ -96,15 +93,15 @@ def process_player() -> EngineMovePlayer:
 
 def play_engine_move(game_id: str, serial: int, alive_key: str | None = None,
                      alive_ttl_s: float = 5.0) -> dict:
-    """The RQ job: :meth:`EngineMovePlayer.play` by this process's :func:`process_player`,
-    refreshing ``alive_key`` while it searches (as analysis jobs do)."""
+    """The RQ job: :meth:`EngineMovePlayer.play` by this process's :func:`process_player`.
+    ``alive_key`` and ``alive_ttl_s`` are for the worker that runs the job, which keeps the key
+    alive for the whole run, its append included (:func:`workers.liveness.job_liveness`, as
+    for analysis jobs); the job itself ignores them."""
     from rq import get_current_job
 
     job = get_current_job()
-    liveness = (Liveness(job.connection, alive_key, alive_ttl_s)
-                if job is not None and alive_key else None)
     try:
-        return process_player().play(game_id, serial, while_searching=liveness)
+        return process_player().play(game_id, serial)
     except (redis.RedisError, NotReplicated):
         if job is not None and job.retries_left:  # retried at once: give the store time
             used = ENGINE_RETRIES - job.retries_left

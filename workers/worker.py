@@ -15,10 +15,15 @@ waits for a job, but quits on one at any other moment (registering itself, a hea
 saving a result), and cannot start without Redis. :func:`run_worker` then waits until Redis
 answers again and starts a new RQ worker, so neither ``boxfish serve`` (which gives up on a
 child that dies too often) nor an orchestrator has to restart anything.
+
+Every job that names a liveness key has it kept alive by the process that runs it for as long
+as RQ shows it started (:mod:`workers.liveness`), so the API fails a job only once that process
+is gone, never because the job runs long.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
@@ -29,6 +34,7 @@ import redis
 from rq import Queue, SimpleWorker, Worker
 
 from boxfish.service.config import WORKER_TTL_S
+from boxfish.workers.liveness import KeepsJobsAlive
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +59,16 @@ def run_worker(redis_url: str, queue_names: str | Sequence[str], burst: bool = F
     trip of a small analysis. The job timeout still applies (SIGALRM); a job that crashes the
     process is failed by the API's liveness check and the worker is restarted by
     ``boxfish serve``. ``fork=True`` runs each job in a forked work horse (RQ's ``Worker``)
-    for isolation, at about 10-30 ms more per job.
+    for isolation, at about 10-30 ms more per job. Either way the process that runs a job
+    keeps its liveness key alive until RQ has recorded its end
+    (:class:`~workers.liveness.KeepsJobsAlive`).
 
     Returns whether any job was run. With ``burst`` the worker stops when the queue is empty
     (or at its first failure).
     """
     names = [queue_names] if isinstance(queue_names, str) else list(queue_names)
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    worker_class = Worker if fork else SimpleWorker
+    worker_class = keeping_jobs_alive(Worker if fork else SimpleWorker)
     stop = _stop_on_signals()
     worked = False
     pause = RECONNECT_MIN_S
@@ -87,6 +95,12 @@ def run_worker(redis_url: str, queue_names: str | Sequence[str], burst: bool = F
         finally:
             stop = _stop_on_signals(stop)  # RQ's handlers replaced ours while it worked
             connection.close()
+
+
+@functools.cache
+def keeping_jobs_alive(worker_class: type) -> type:
+    """``worker_class`` (an RQ worker class) with :class:`~workers.liveness.KeepsJobsAlive`."""
+    return type(f"Live{worker_class.__name__}", (KeepsJobsAlive, worker_class), {})
 
 
 def _stop_on_signals(event: threading.Event | None = None) -> threading.Event:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import threading
 import time
 import uuid
 
@@ -300,3 +302,117 @@ def test_a_core_that_cannot_run_is_refused_and_nothing_is_enqueued(settings, red
         assert client.post("/v1/analyses", json=body).status_code == 202, body
     assert queue.count == len(list(redis_client.scan_iter(job_keys))) >= 2
     queue.empty()
+
+
+# -- a job whose worker died, failed by the API's own check --------------------------------------
+
+
+def test_a_dead_workers_job_announces_its_failure_from_any_api_thread(settings, redis_client,
+                                                                      spec, tmp_path):
+    """The API fails the job of a killed worker from a request thread (as gunicorn's gthread
+    workers answer): the job's failure callback runs there too, so the analysis's callback is
+    told ``analysis.failed`` (RQ's default SIGALRM timer cannot be set outside the main
+    thread)."""
+    from boxfish.service.keys import KeySpace
+    from boxfish.service.webhooks import new_secret
+
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-thread-kill",
+                                      "webhook_queue_name": f"{settings.queue_name}-tk-hooks",
+                                      "job_liveness_s": 1.0})
+    client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
+    worker = start_worker(own, tmp_path / "worker.log")
+    try:
+        wait_for_workers(redis_client, own.queue_name, 1)
+        resp = client.post("/v1/analyses", json={
+            "game": "extreme-tictactoe", "time_ms": 5000, "moves": [[2, 2]],
+            "callback": {"url": "http://127.0.0.1:9/analysis", "secret": new_secret()}})
+        assert resp.status_code == 202, resp.json
+        job_id = resp.json["id"]
+        poll(client, job_id, until=("started",))
+        for pid in [worker.pid, *descendants(worker.pid)]:
+            os.kill(pid, signal.SIGKILL)
+        worker.wait()
+
+        views: list = []
+
+        def poll_in_a_thread():
+            try:
+                views.append(poll(client, job_id, until=("failed", "finished"))[0])
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                views.append(exc)
+
+        thread = threading.Thread(target=poll_in_a_thread)
+        thread.start()
+        thread.join(timeout=60)
+        (view,) = views
+        assert isinstance(view, dict), view
+        assert view["status"] == "failed" and "worker" in view["error"]
+        ended = redis_client.get(KeySpace(own.key_prefix).analysis_ended(job_id))
+        assert ended is not None, "the failure callback did not run"
+        event = json.loads(ended)
+        assert event["type"] == "analysis.failed" and event["data"]["id"] == job_id
+        assert "worker" in event["data"]["error"]
+    finally:
+        stop_process(worker)
+        for name in (own.queue_name, own.webhook_queue_name):
+            redis_client.delete(f"rq:queue:{name}")
+
+
+def _started_by_a_gone_worker(settings, redis_client, queue_name: str):
+    """An analysis job that RQ shows started by a worker that then vanished (nothing refreshes
+    its liveness key): a real RQ worker object marks it started and is never run. Returns
+    ``(service, job, execution)``."""
+    from rq import SimpleWorker
+    from rq.job import Job
+
+    from boxfish.service.analyses import AnalysisService
+    from boxfish.service.analysis_request import AnalysisRequest
+    from boxfish.service.keys import KeySpace
+
+    own = settings.model_copy(update={"queue_name": queue_name, "job_liveness_s": 0.2})
+    service = AnalysisService(redis_client, own, KeySpace(own.key_prefix))
+    game = engine.load_game("dots-and-boxes", width=2, height=1)
+    job, _ = service.submit(AnalysisRequest.for_game(game, time_ms=1000 + uuid.uuid4().int % 999,
+                                                     moves=TRIVIAL["moves"]))
+    worker = SimpleWorker([service.queue], connection=redis_client)
+    job = Job.fetch(job.id, connection=redis_client)
+    execution = worker.prepare_execution(job)
+    worker.prepare_job_execution(job)
+    assert job.get_status(refresh=True) == "started"
+    time.sleep(0.3)  # older than the liveness window
+    return service, job, execution
+
+
+def test_a_started_job_without_its_execution_record_is_failed_not_an_error(settings,
+                                                                         redis_client):
+    # The execution's hash is gone (as when the worker ends the job at that moment, or it
+    # expired): the API's check must still fail the job, not raise (a 500).
+    service, job, execution = _started_by_a_gone_worker(
+        settings, redis_client, f"{settings.queue_name}-no-execution")
+    redis_client.delete(execution.key)
+    assert service.status(job) == "failed"
+    assert "worker" in service.view(job)["error"]
+    # With no entry in the started registry at all, the same.
+    service, job, execution = _started_by_a_gone_worker(
+        settings, redis_client, f"{settings.queue_name}-no-entry")
+    redis_client.delete(execution.key)
+    redis_client.zrem(job.started_job_registry.key, execution.composite_key)
+    assert service.status(job) == "failed"
+
+
+def test_a_job_whose_worker_is_back_is_not_failed(settings, redis_client):
+    # The liveness key is back (its worker refreshed it) between the API's check and its
+    # failing the job: the job is left running.
+    service, job, _ = _started_by_a_gone_worker(settings, redis_client,
+                                                f"{settings.queue_name}-back")
+    assert service._abandoned(job)
+    redis_client.set(service.keys.analysis_alive(job.id), 1, px=5000)
+    service._fail_abandoned(job)
+    assert job.get_status(refresh=True) == "started"
+    assert service.status(job) == "started"
+    # Nor is one that ended meanwhile.
+    service, job, _ = _started_by_a_gone_worker(settings, redis_client,
+                                                f"{settings.queue_name}-ended")
+    job.set_status("finished")
+    service._fail_abandoned(job)
+    assert job.get_status(refresh=True) == "finished"
