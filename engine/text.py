@@ -82,9 +82,10 @@ def analysis_lines(result: dict, stats: bool = True) -> list[str]:
     out.append("moves:")
     for i, mv in enumerate(result.get("moves") or []):
         mate = mv.get("mate_in")
+        proven = format_proven(mv)
         out.append(f"  {i + 1:>3}. {format_move(mv['move']):<10} "
                    f"{format_value(mv['value'], mv['exact'], mv['bound']):>7}"
-                   f"{'' if mv['exact'] else '  (' + mv['bound'] + format_proven(mv) + ')'}"
+                   f"{'' if mv['exact'] else '  (' + mv['bound'] + proven + ')'}"
                    f"{'' if mate is None else f'  mate {mate:+d}'}")
     return out
 
@@ -95,4 +96,5 @@ def analysis_text(game, state, result: dict, stats: bool = True) -> str:
     return "\n".join([position_text(game, state), *analysis_lines(result, stats)])
 
 
-__all__ = ["format_move", "format_value", "format_proven", "position_text", "analysis_lines", "analysis_text"]
+__all__ = ["format_move", "format_value", "format_proven", "position_text", "analysis_lines",
+           "analysis_text"]

@@ -33,9 +33,10 @@ USE_PARTIAL = True
 #: A timed analysis of more than ``SOLVE_LINES`` undrawn lines interleaves two searches that
 #: share the table (``anytime``): the heuristic deepening, which may use this share of the
 #: time limit, and proof attempts of the root value (``RootProof``), which get the rest.
-#: The first proof attempt may search ``FIRST_PROOF_NODES`` nodes, each later one twice
-#: the last one's; once the deepening has used its share (or can deepen no further) the proof
-#: runs to the deadline. See ``bench/dots_timed_bench.py`` for the measurements.
+#: The first proof attempt may search ``FIRST_PROOF_NODES`` nodes (a 50th of that in the
+#: Python core, about 30 times slower a node), each later one twice the last one's; once the
+#: deepening has used its share (or can deepen no further) the proof runs to the deadline.
+#: See ``bench/dots_timed_bench.py`` for the measurements.
 DEEPENING_SHARE = 1 / 3
 FIRST_PROOF_NODES = 50_000
 
@@ -541,7 +542,8 @@ def anytime(searcher: Searcher, drawn: int, multipv: int | None, partial: dict,
         if deepening is not None and not expired():
             deepen(deadline)
     proof = RootProof(searcher, drawn, last.best.value if last is not None else 0)
-    budget = FIRST_PROOF_NODES
+    budget = (FIRST_PROOF_NODES if isinstance(searcher, CompiledSearcher)
+              else max(1, FIRST_PROOF_NODES // 50))
     solved = last is not None and last.solved
     while not solved and not expired():
         if proof.attempt(budget if deepening is not None else None):
@@ -580,7 +582,8 @@ class _Ranked:
     order: int
 
 
-_BOUND_RANK = {_EXACT: 0, _LOWER: 1, _ESTIMATE: 2, _UPPER: 3}
+#: ties of value rank an exact value first, then a lower bound, an estimate, an upper bound
+_BOUND_ORDER = (_EXACT, _LOWER, _ESTIMATE, _UPPER)
 
 
 def _finite(v: int) -> int | None:
@@ -656,7 +659,7 @@ def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResul
             v = min(max(r.value, lo), hi)
             b = _LOWER if v == lo else _UPPER if v == hi else _ESTIMATE
         ranked.append(_Ranked(ln, v, b, lo, hi, ln in dominant, i))
-    ranked.sort(key=lambda r: (-r.value, _BOUND_RANK[r.bound], not r.dominant, r.order))
+    ranked.sort(key=lambda r: (-r.value, _BOUND_ORDER.index(r.bound), not r.dominant, r.order))
     if deeper is not None and results[deeper.action] is deeper:
         # the aborted iteration searched this move one ply deeper than the others and found
         # it the best of those it finished: it leads unless a proven bound says otherwise

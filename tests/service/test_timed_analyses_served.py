@@ -14,11 +14,11 @@ import time
 
 import httpx
 import pytest
+from tests.engine.dots.reference import reference_move_values
 
 from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search_board import tables
 from boxfish.service.embedded_redis import free_port
-from tests.engine.dots.reference import reference_move_values
 
 # the two 5x5 positions of 40 undrawn lines (player 0 to move): at 10 s the server
 # answered "+4, estimate" (true +2) and "-1, estimate", or failed the job
@@ -106,7 +106,7 @@ def test_timed_analyses_at_the_maximum_time_come_back_exact_and_right(served):
                 if body["status"] == "finished":
                     done[job_id] = body["result"]
             time.sleep(0.5)
-    for lines, job_id, truth in zip(positions, jobs, truths):
+    for lines, job_id, truth in zip(positions, jobs, truths, strict=True):
         result = done[job_id]
         best = T.geo.line_id(*result["best_move"])
         assert result["exact"] and result["bound"] == "exact", (lines, result["value"],

@@ -11,6 +11,7 @@ import random
 import time
 
 import pytest
+from tests.engine.dots.reference import reference_move_values, reference_value
 
 from boxfish.engine import analyse, load_game
 from boxfish.engine.analysis import Limit
@@ -18,7 +19,6 @@ from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search import analyse_position, iterate
 from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_core import CompiledSearcher
-from tests.engine.dots.reference import reference_move_values, reference_value
 
 # the issue's two 5x5 positions of 40 undrawn lines, player 0 to move
 ISSUE_A = "110100000110011000100010000000001001011100011110000100100000"
