@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -55,7 +56,6 @@ _last_nodes = 0
 
 def _cflags() -> tuple[str, ...]:
     # -mpopcnt (a hardware popcount) only where the machine is x86-64
-    import platform
     if platform.machine() in ("x86_64", "AMD64"):
         return CFLAGS
     return CFLAGS[:3]
