@@ -1,0 +1,215 @@
+"""An independent exact Dots-and-Boxes solver, the oracle the engine is checked against.
+
+``solver.c`` (beside this file) is a plain negamax alpha-beta in C over the drawn-lines bitmask
+with a transposition table of bounds and move ordering only; it shares no code with the engine.
+It is compiled on first use with the system ``gcc -O2 -shared -fPIC`` into a cache directory
+under the system's temporary directory, keyed by the hash of the source (so an edited source is
+rebuilt), and loaded with ctypes.
+
+Lines are OpenSpiel's action ids (horizontal lines first, row-major, then vertical ones) and a
+position is the int with bit ``i`` set for each drawn line ``i``. The value of a position is
+for the player to move: the boxes they will still take minus the opponent's under optimal play
+(a line completing ``c > 0`` boxes keeps the turn: ``c + value(child)``, else
+``-value(child)``). Any board of at most 64 lines works (1x1 up to 5x5, 4x6, 3x8, 1x21).
+
+One transposition table (2^``TABLE_LOG2`` entries of 16 bytes, allocated on first use) is kept
+for the life of the process and shared by every call, whatever the board (entries are tagged
+with the board size); :func:`clear_table` empties it, e.g. to time solves from scratch. Calls
+are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["ReferenceGaveUp", "ReferenceUnavailable", "clear_table", "last_nodes",
+           "reference_move_values", "reference_value"]
+
+SOURCE = Path(__file__).with_name("solver.c")
+CFLAGS = ("-O2", "-shared", "-fPIC", "-mpopcnt")
+#: log2 of the table's entries (16 bytes each: 2^25 = 512 MiB, touched only as it is used)
+TABLE_LOG2 = 25
+MAX_LINES = 64
+
+
+class ReferenceUnavailable(RuntimeError):
+    """The solver cannot be built or loaded (no ``gcc``, a failed compile, no memory)."""
+
+
+class ReferenceGaveUp(RuntimeError):
+    """A solve hit its time or node limit before it proved the value."""
+
+
+_lock = threading.RLock()
+_lib = None
+_last_nodes = 0
+
+
+def _cflags() -> tuple[str, ...]:
+    # -mpopcnt (a hardware popcount) only where the machine is x86-64
+    if platform.machine() in ("x86_64", "AMD64"):
+        return CFLAGS
+    return CFLAGS[:3]
+
+
+def _build() -> ctypes.CDLL:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise ReferenceUnavailable("the reference solver needs gcc on PATH (none found)")
+    src = SOURCE.read_bytes()
+    flags = _cflags()
+    digest = hashlib.sha256(src + " ".join(flags).encode()).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / f"boxfish-refsolver-{digest}"
+    lib_path = cache / "solver.so"
+    if not lib_path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        # built under a unique name and renamed: concurrent first uses do not clash
+        tmp = cache / f"solver.{os.getpid()}.{threading.get_ident()}.so"
+        proc = subprocess.run([gcc, *flags, "-o", str(tmp), str(SOURCE)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ReferenceUnavailable(f"gcc failed to build {SOURCE.name}:\n{proc.stderr}")
+        os.replace(tmp, lib_path)
+    lib = ctypes.CDLL(str(lib_path))
+    lib.ref_table_init.argtypes = [ctypes.c_int]
+    lib.ref_table_init.restype = ctypes.c_int
+    lib.ref_table_clear.argtypes = []
+    lib.ref_table_clear.restype = ctypes.c_int
+    lib.ref_solve.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_double,
+                              ctypes.c_int64, ctypes.POINTER(ctypes.c_int),
+                              ctypes.POINTER(ctypes.c_int64)]
+    lib.ref_solve.restype = ctypes.c_int
+    if lib.ref_table_init(TABLE_LOG2) != 0:
+        raise ReferenceUnavailable(f"cannot allocate the solver's table (2^{TABLE_LOG2} "
+                                   f"entries)")
+    return lib
+
+
+def _library() -> ctypes.CDLL:
+    global _lib
+    with _lock:
+        if _lib is None:
+            _lib = _build()
+        return _lib
+
+
+def _geometry(w: int, h: int) -> tuple[int, list[int]]:
+    """(number of lines, the four-line mask of each box) of a w x h board; ValueError for a
+    board of more than 64 lines."""
+    if not (isinstance(w, int) and isinstance(h, int)) or w < 1 or h < 1:
+        raise ValueError(f"board sizes are positive ints, got {w!r} x {h!r}")
+    nh = (h + 1) * w
+    nl = nh + h * (w + 1)
+    if nl > MAX_LINES:
+        raise ValueError(f"{w}x{h} has {nl} lines; the reference solver takes at most "
+                         f"{MAX_LINES}")
+    boxes = []
+    for r in range(h):
+        for c in range(w):
+            left = nh + r * (w + 1) + c
+            boxes.append(1 << (r * w + c) | 1 << ((r + 1) * w + c) | 1 << left
+                         | 1 << (left + 1))
+    return nl, boxes
+
+
+def _solve(lib, w: int, h: int, drawn: int, deadline: float | None,
+           max_nodes: int | None) -> int:
+    global _last_nodes
+    secs = 0.0
+    if deadline is not None:
+        secs = deadline - time.perf_counter()
+        if secs <= 0:
+            raise ReferenceGaveUp(f"no time left to solve {w}x{h} {drawn:#x}")
+    value = ctypes.c_int()
+    nodes = ctypes.c_int64()
+    rc = lib.ref_solve(w, h, drawn, secs, max_nodes or 0, ctypes.byref(value),
+                       ctypes.byref(nodes))
+    _last_nodes += nodes.value
+    if rc == 1:
+        raise ReferenceGaveUp(f"the reference solver gave up on {w}x{h} {drawn:#x} after "
+                              f"{nodes.value:,} nodes")
+    if rc == -2:
+        raise ReferenceUnavailable("cannot allocate the solver's table")
+    if rc != 0:
+        raise ValueError(f"bad position for {w}x{h}: {drawn:#x}")
+    return value.value
+
+
+def _check(w: int, h: int, drawn: int) -> tuple[int, list[int]]:
+    nl, boxes = _geometry(w, h)
+    if not isinstance(drawn, int) or drawn < 0 or drawn >> nl:
+        raise ValueError(f"drawn must be a mask of the {nl} lines of {w}x{h}, got {drawn!r}")
+    return nl, boxes
+
+
+def reference_value(w: int, h: int, drawn: int, max_seconds: float | None = None,
+                    max_nodes: int | None = None) -> int:
+    """The exact value of ``drawn`` on a ``w`` x ``h`` board for the player to move.
+
+    Raises :class:`ReferenceGaveUp` when ``max_seconds`` (wall time) or ``max_nodes`` run out
+    first, :class:`ReferenceUnavailable` when the solver cannot be built (no gcc), and
+    ``ValueError`` for a board of more than 64 lines or a mask with bits off the board."""
+    _check(w, h, drawn)
+    global _last_nodes
+    with _lock:
+        lib = _library()
+        _last_nodes = 0
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        return _solve(lib, w, h, drawn, deadline, max_nodes)
+
+
+def reference_move_values(w: int, h: int, drawn: int, lines=None,
+                          max_seconds: float | None = None,
+                          max_nodes: int | None = None) -> dict[int, int]:
+    """The exact value of drawing each undrawn line of ``drawn`` (or each of ``lines``), for
+    the player to move: ``c + value(child)`` when the line completes ``c > 0`` boxes, else
+    ``-value(child)``. The maximum over all lines is :func:`reference_value`. The children's
+    solves share the table. ``max_seconds`` and ``max_nodes`` bound each call as a whole
+    (:class:`ReferenceGaveUp` when they run out); ``ValueError`` for a line that is drawn or
+    off the board."""
+    nl, boxes = _check(w, h, drawn)
+    free = [ln for ln in range(nl) if not drawn >> ln & 1]
+    if lines is None:
+        lines = free
+    else:
+        lines = list(lines)
+        bad = [ln for ln in lines if not (isinstance(ln, int) and 0 <= ln < nl)
+               or drawn >> ln & 1]
+        if bad:
+            raise ValueError(f"not undrawn lines of {w}x{h} {drawn:#x}: {bad}")
+    global _last_nodes
+    with _lock:
+        lib = _library()
+        _last_nodes = 0
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        out: dict[int, int] = {}
+        for ln in lines:
+            child = drawn | 1 << ln
+            c = sum(1 for m in boxes if m >> ln & 1 and child & m == m)
+            left = max_nodes - _last_nodes if max_nodes else None
+            if max_nodes and left <= 0:
+                raise ReferenceGaveUp(f"node limit reached on {w}x{h} {drawn:#x}")
+            v = _solve(lib, w, h, child, deadline, left)
+            out[ln] = c + v if c else -v
+        return out
+
+
+def clear_table() -> None:
+    """Forget every transposition-table entry (to time a solve from scratch)."""
+    with _lock:
+        if _library().ref_table_clear() != 0:
+            raise ReferenceUnavailable("cannot allocate the solver's table")
+
+
+def last_nodes() -> int:
+    """Nodes searched by the last :func:`reference_value` or :func:`reference_move_values`."""
+    return _last_nodes
