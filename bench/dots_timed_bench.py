@@ -197,14 +197,14 @@ def main(argv=None) -> int:
         f"{args.seed}), time limits {times} ms, engines: {', '.join(e.name for e in engines)}")
     positions = []
     exact_values: dict[int, int] = {}
-    for label, drawn in make_positions(args.positions, args.seed):
+    for k, (label, drawn) in enumerate(make_positions(args.positions, args.seed)):
         i = len(positions)
         t0 = time.perf_counter()
         try:
             v = reference_value(W, H, drawn, max_seconds=args.ref_cap)
         except ReferenceGaveUp:
-            say(f"  #{i + 1} {label}: the reference solver gave up after {args.ref_cap:.0f}s "
-                f"(drawn {drawn:#x}): left out")
+            say(f"  (generated position {k + 1}, {label}: the reference solver gave up after "
+                f"{args.ref_cap:.0f}s (drawn {drawn:#x}): left out)")
             continue
         positions.append((label, drawn))
         exact_values[i] = v
