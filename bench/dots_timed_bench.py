@@ -132,10 +132,19 @@ class Engine:
         return self.search.analyse_position(W, H, drawn, lim, solve=solve)
 
 
-def move_value(drawn: int, line: int, cache: dict) -> int:
+REF_CAP = 600.0  # seconds; set from --ref-cap
+
+
+def move_value(drawn: int, line: int, cache: dict) -> int | None:
+    """The exact value of drawing ``line`` (None when the reference gives up on it)."""
     key = (drawn, line)
     if key not in cache:
-        cache[key] = reference_move_values(W, H, drawn, lines=[line])[line]
+        try:
+            cache[key] = reference_move_values(W, H, drawn, lines=[line],
+                                               max_seconds=REF_CAP)[line]
+        except ReferenceGaveUp:
+            say(f"  (the reference gave up on line {line} of {drawn:#x}: counted as unknown)")
+            cache[key] = None
     return cache[key]
 
 
@@ -184,6 +193,8 @@ def main(argv=None) -> int:
     p.add_argument("--ref-cap", type=float, default=600.0, metavar="SECONDS",
                    help="the reference solver gives up on a position after this long")
     args = p.parse_args(argv)
+    global REF_CAP
+    REF_CAP = args.ref_cap
     times = [int(t) for t in args.times.split(",") if t]
     t_start = time.perf_counter()
 
