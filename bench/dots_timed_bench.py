@@ -132,10 +132,19 @@ class Engine:
         return self.search.analyse_position(W, H, drawn, lim, solve=solve)
 
 
-def move_value(drawn: int, line: int, cache: dict) -> int:
+REF_CAP = 600.0  # seconds; set from --ref-cap
+
+
+def move_value(drawn: int, line: int, cache: dict) -> int | None:
+    """The exact value of drawing ``line`` (None when the reference gives up on it)."""
     key = (drawn, line)
     if key not in cache:
-        cache[key] = reference_move_values(W, H, drawn, lines=[line])[line]
+        try:
+            cache[key] = reference_move_values(W, H, drawn, lines=[line],
+                                               max_seconds=REF_CAP)[line]
+        except ReferenceGaveUp:
+            say(f"  (the reference gave up on line {line} of {drawn:#x}: counted as unknown)")
+            cache[key] = None
     return cache[key]
 
 
@@ -184,6 +193,8 @@ def main(argv=None) -> int:
     p.add_argument("--ref-cap", type=float, default=600.0, metavar="SECONDS",
                    help="the reference solver gives up on a position after this long")
     args = p.parse_args(argv)
+    global REF_CAP
+    REF_CAP = args.ref_cap
     times = [int(t) for t in args.times.split(",") if t]
     t_start = time.perf_counter()
 
@@ -197,14 +208,14 @@ def main(argv=None) -> int:
         f"{args.seed}), time limits {times} ms, engines: {', '.join(e.name for e in engines)}")
     positions = []
     exact_values: dict[int, int] = {}
-    for label, drawn in make_positions(args.positions, args.seed):
+    for k, (label, drawn) in enumerate(make_positions(args.positions, args.seed)):
         i = len(positions)
         t0 = time.perf_counter()
         try:
             v = reference_value(W, H, drawn, max_seconds=args.ref_cap)
         except ReferenceGaveUp:
-            say(f"  #{i + 1} {label}: the reference solver gave up after {args.ref_cap:.0f}s "
-                f"(drawn {drawn:#x}): left out")
+            say(f"  (generated position {k + 1}, {label}: the reference solver gave up after "
+                f"{args.ref_cap:.0f}s (drawn {drawn:#x}): left out)")
             continue
         positions.append((label, drawn))
         exact_values[i] = v
