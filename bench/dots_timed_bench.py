@@ -1,33 +1,43 @@
-"""Timed analyses of 5x5 mid-game positions against the reference solver's exact values.
+"""Timed analyses of 5x5 mid-game positions against exact values (issue 21).
 
 ``--positions`` 5x5 positions with 38-42 undrawn lines (seeded by ``--seed``), half from
 ``safe_play``, half from ``biased_play`` with ``p_safe`` drawn from 0.7-0.9
-(:mod:`boxfish.engine.dots.positions`), are each solved exactly by the reference solver
-(tests/engine/dots/reference; a position it gives up on within ``--ref-cap`` seconds is
-reported and left out), then analysed by ``analyse_position(5, 5, drawn, Limit(time_ms=T))``
-(a fresh table each call) for each ``T`` of ``--times``. Per time limit it prints:
+(:mod:`boxfish.engine.dots.positions`). For each: its exact value (the reference solver's,
+tests/engine/dots/reference, within ``--ref-cap`` seconds; else the current engine's untimed
+solve's, said so in the report; else unknown), the answers of
+``analyse_position(5, 5, drawn, Limit(time_ms=T))`` (a fresh table each call) for each ``T``
+of ``--times``, by each engine, and the current engine's untimed solve (``Limit()``, capped by
+``--untimed-cap``; it is the same search in the baseline). Per time limit and engine it
+prints:
 
 * the share of answers that come back exact, and the median ``time_ms`` of those;
 * of the inexact answers: how far the value is from the exact one (0, 1, 2, 3+ boxes) and
-  how often the best move is value-optimal (its exact value, by ``reference_move_values``,
-  equals the position's);
+  how often the best move is value-optimal (by ``reference_move_values``, where the
+  reference solved the position);
+* exact answers that disagree with the exact value (must be 0);
 
-and each position's untimed solve (``Limit()``; ``--skip-untimed`` leaves it out,
-``--untimed-cap`` caps it) with the headline: of the positions solved in under 3 s untimed,
-how many came back exact at the largest time limit.
+and the headline: of the positions solved untimed in under 3 s, how many came back exact at
+the largest time limit.
 
 ``--baseline REV`` runs the same measurements on the engine as it was at git revision REV
 (``git archive REV engine`` unpacked into a temporary directory as the package
 ``baseline_engine``, its compiled core built there with gcc) and prints both side by side.
-No time is asserted: the script only prints figures.
+``--out FILE`` appends each position's measurements to a JSON-lines file and skips those it
+already holds (a stopped run resumes where it was); ``--shard I/N`` measures every N-th
+position from the I-th (N runs at once, one per core); ``--report FILE...`` prints the tables
+of such files merged. No time is asserted: the script only prints figures.
 
     python bench/dots_timed_bench.py --positions 6 --times 1000,3000 --baseline HEAD
+    python bench/dots_timed_bench.py --baseline REV --ref-cap 20 --untimed-cap 20 \\
+        --out a.jsonl --shard 0/2 &   # and --out b.jsonl --shard 1/2
+    python bench/dots_timed_bench.py --report a.jsonl b.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import random
 import shutil
 import statistics
@@ -41,7 +51,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the reference solver lives in the tests
 
-from boxfish.engine.analysis import Limit  # noqa: E402
 from boxfish.engine.dots import search as current_search  # noqa: E402
 from boxfish.engine.dots.geometry import geometry  # noqa: E402
 from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
@@ -117,65 +126,118 @@ def line_of(move) -> int | None:
 
 
 class Engine:
-    """One engine's answers: ``timed[T][i]`` = (exact, time_ms, value, best line) and
-    ``untimed[i]`` = (seconds, exact) for position ``i``."""
+    """One engine (the current one or the baseline's ``search`` module)."""
 
     def __init__(self, name: str, search_module) -> None:
         self.name = name
         self.search = search_module
-        self.timed: dict[int, dict[int, tuple]] = {}
-        self.untimed: dict[int, tuple[float, bool]] = {}
 
-    def analyse(self, drawn: int, limit: Limit, solve: bool | None = None):
+    def analyse(self, drawn: int, time_ms: int | None, solve: bool | None = None):
         # the baseline's own Limit class (a frozen dataclass of the same fields)
-        lim = self.search.Limit(time_ms=limit.time_ms)
+        lim = self.search.Limit(time_ms=time_ms)
         return self.search.analyse_position(W, H, drawn, lim, solve=solve)
 
 
-REF_CAP = 600.0  # seconds; set from --ref-cap
-
-
-def move_value(drawn: int, line: int, cache: dict) -> int | None:
-    """The exact value of drawing ``line`` (None when the reference gives up on it)."""
-    key = (drawn, line)
-    if key not in cache:
-        try:
-            cache[key] = reference_move_values(W, H, drawn, lines=[line],
-                                               max_seconds=REF_CAP)[line]
-        except ReferenceGaveUp:
-            say(f"  (the reference gave up on line {line} of {drawn:#x}: counted as unknown)")
-            cache[key] = None
-    return cache[key]
-
-
-def summary(e: Engine, T: int, positions, exact_values, move_cache) -> list[str]:
-    """One engine's column of the table of time limit ``T``."""
-    res = e.timed[T]
-    n = len(res)
-    exact = [r for r in res.values() if r[0]]
-    inexact = [(i, r) for i, r in res.items() if not r[0]]
-    off = [0, 0, 0, 0]
-    optimal = 0
-    for i, r in inexact:
-        off[min(abs(r[2] - exact_values[i]), 3)] += 1
-        if r[3] is not None and move_value(positions[i][1], r[3], move_cache) == exact_values[i]:
-            optimal += 1
-    median = f"{statistics.median(r[1] for r in exact):.0f}" if exact else "-"
-    return [f"{len(exact)}/{n} ({100 * len(exact) / n:.0f}%)", median,
-            *(str(k) for k in off), f"{optimal}/{len(inexact)}"]
+def measure(engines, times, label, drawn, args) -> dict:
+    """Everything about one position: the exact value (the reference solver's, else the
+    current engine's untimed solve's, else unknown), each engine's timed answers and untimed
+    solve, and whether each inexact answer's best move is value-optimal."""
+    row: dict = {"label": label, "drawn": drawn, "engines": {}}
+    t0 = time.perf_counter()
+    try:
+        row["exact"] = reference_value(W, H, drawn, max_seconds=args.ref_cap)
+        row["truth"] = "reference"
+    except ReferenceGaveUp:
+        row["exact"], row["truth"] = None, None
+    row["reference_s"] = round(time.perf_counter() - t0, 2)
+    for e in engines:
+        out: dict = {"timed": {}}
+        for T in times:
+            a = e.analyse(drawn, T)
+            out["timed"][str(T)] = {"exact": a.exact, "time_ms": round(a.time_ms, 1),
+                                    "value": a.value, "bound": str(a.bound), "depth": a.depth,
+                                    "best": line_of(a.best_move)}
+        if not args.skip_untimed and e is engines[0]:
+            # the untimed solve is the same search in both engines: measured once
+            cap = None if args.untimed_cap is None else int(args.untimed_cap * 1000)
+            t1 = time.perf_counter()
+            # (capped: still the untimed mode, a proof from the third iteration on)
+            a = e.analyse(drawn, cap, solve=True if cap else None)
+            out["untimed"] = {"s": round(time.perf_counter() - t1, 2), "exact": a.exact,
+                              "value": a.value}
+            if a.exact and row["truth"] is None and e is engines[0]:
+                row["exact"], row["truth"] = a.value, "current engine, untimed"
+        row["engines"][e.name] = out
+    for e in engines:
+        for r in row["engines"][e.name]["timed"].values():
+            r["optimal"] = None
+            if not r["exact"] and row["truth"] == "reference" and r["best"] is not None:
+                try:
+                    r["optimal"] = reference_move_values(
+                        W, H, drawn, lines=[r["best"]],
+                        max_seconds=args.ref_cap)[r["best"]] == row["exact"]
+                except ReferenceGaveUp:
+                    pass
+    return row
 
 
 ROWS = ("exact", "median time to proof (ms)", "inexact, value off by 0",
         "inexact, value off by 1", "inexact, value off by 2", "inexact, value off by 3+",
-        "inexact, best move value-optimal")
+        "inexact, value off: unknown", "inexact, best move value-optimal",
+        "exact but wrong")
 
 
-def report(engines, times, positions, exact_values, move_cache) -> None:
+def column(rows, name: str, T: int) -> list[str]:
+    """One engine's column of the table of time limit ``T``."""
+    res = [(r, r["engines"][name]["timed"][str(T)]) for r in rows]
+    n = len(res)
+    exact = [a for _r, a in res if a["exact"]]
+    inexact = [(r, a) for r, a in res if not a["exact"]]
+    off = [0, 0, 0, 0]
+    unknown = 0
+    for r, a in inexact:
+        if r["exact"] is None:
+            unknown += 1
+        else:
+            off[min(abs(a["value"] - r["exact"]), 3)] += 1
+    optimal = sum(1 for _r, a in inexact if a["optimal"])
+    checked = sum(1 for _r, a in inexact if a["optimal"] is not None)
+    wrong = sum(1 for r, a in res if a["exact"] and r["exact"] is not None
+                and a["value"] != r["exact"])
+    median = f"{statistics.median(a['time_ms'] for a in exact):.0f}" if exact else "-"
+    return [f"{len(exact)}/{n} ({100 * len(exact) / n:.0f}%)" if n else "-", median,
+            *(str(k) for k in off), str(unknown), f"{optimal}/{checked}", str(wrong)]
+
+
+def report(rows: list[dict]) -> None:
+    names = list(rows[0]["engines"])
+    times = sorted(int(T) for T in rows[0]["engines"][names[0]]["timed"])
+    truths = {}
+    for r in rows:
+        truths[r["truth"]] = truths.get(r["truth"], 0) + 1
+    say(f"# {len(rows)} positions; exact values from: "
+        + ", ".join(f"{k or 'unknown'} {v}" for k, v in truths.items()))
     for T in times:
-        cols = [summary(e, T, positions, exact_values, move_cache) for e in engines]
-        say(f"## time_ms = {T} ({len(positions)} positions)")
-        table([f"time_ms = {T}"] + [e.name for e in engines],
+        cols = [column(rows, name, T) for name in names]
+        say(f"## time_ms = {T}")
+        table([f"time_ms = {T}"] + names,
               [[label] + [c[k] for c in cols] for k, label in enumerate(ROWS)])
+    if "untimed" not in rows[0]["engines"][names[0]]:
+        return
+    big = max(times)
+    say("## Untimed solves")
+    out = []
+    un = [r["engines"][names[0]]["untimed"] for r in rows]
+    secs = [u["s"] for u in un]
+    say(f"the current engine's untimed solve (the same search in both): median "
+        f"{statistics.median(secs):.2f} s, max {max(secs):.2f} s, "
+        f"{sum(1 for u in un if not u['exact'])} not solved within the cap")
+    easy = [r for r in rows if r["engines"][names[0]]["untimed"]["exact"]
+            and r["engines"][names[0]]["untimed"]["s"] < 3.0]
+    for name in names:
+        got = sum(1 for r in easy if r["engines"][name]["timed"][str(big)]["exact"])
+        out.append((name, f"{got}/{len(easy)}"))
+    table(("engine", f"of those solved untimed in < 3 s: exact at {big} ms"), out)
 
 
 def main(argv=None) -> int:
@@ -192,84 +254,58 @@ def main(argv=None) -> int:
                    help="cap the untimed solves (default: no limit at all)")
     p.add_argument("--ref-cap", type=float, default=600.0, metavar="SECONDS",
                    help="the reference solver gives up on a position after this long")
+    p.add_argument("--out", metavar="FILE",
+                   help="append each position's measurements to this JSON-lines file and "
+                        "skip the positions it already holds (a stopped run resumes)")
+    p.add_argument("--shard", default="0/1", metavar="I/N",
+                   help="measure only the positions i, i+N, i+2N, ... (run N at once)")
+    p.add_argument("--report", nargs="+", metavar="FILE",
+                   help="only print the tables of these JSON-lines files (merged)")
     args = p.parse_args(argv)
-    global REF_CAP
-    REF_CAP = args.ref_cap
+    if args.report:
+        rows = [json.loads(line) for f in args.report for line in Path(f).read_text()
+                .splitlines() if line.strip()]
+        report(rows)
+        return 0
     times = [int(t) for t in args.times.split(",") if t]
+    shard, nshards = (int(x) for x in args.shard.split("/"))
     t_start = time.perf_counter()
-
     engines = [Engine("current", current_search)]
     tmp = None
     if args.baseline:
         tmp = Path(tempfile.mkdtemp(prefix="boxfish-baseline-"))
         engines.append(Engine(f"baseline {args.baseline}", load_baseline(args.baseline, tmp)))
-
+    done: dict[int, dict] = {}
+    if args.out and Path(args.out).exists():
+        for line in Path(args.out).read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                done[r["index"]] = r
     say(f"# 5x5 timed analyses: {args.positions} positions of 38-42 undrawn lines (seed "
-        f"{args.seed}), time limits {times} ms, engines: {', '.join(e.name for e in engines)}")
-    positions = []
-    exact_values: dict[int, int] = {}
-    for k, (label, drawn) in enumerate(make_positions(args.positions, args.seed)):
-        i = len(positions)
-        t0 = time.perf_counter()
-        try:
-            v = reference_value(W, H, drawn, max_seconds=args.ref_cap)
-        except ReferenceGaveUp:
-            say(f"  (generated position {k + 1}, {label}: the reference solver gave up after "
-                f"{args.ref_cap:.0f}s (drawn {drawn:#x}): left out)")
+        f"{args.seed}, shard {shard}/{nshards}), time limits {times} ms, engines: "
+        f"{', '.join(e.name for e in engines)}; {len(done)} already measured")
+    rows = []
+    for i, (label, drawn) in enumerate(make_positions(args.positions, args.seed)):
+        if i % nshards != shard:
             continue
-        positions.append((label, drawn))
-        exact_values[i] = v
-        say(f"  #{i + 1} {label}: exact value {v:+d} (reference {time.perf_counter() - t0:.2f}s)"
-            f"  drawn {drawn:#x}")
-
-    for e in engines:
-        for T in times:
-            e.timed[T] = {}
-            for i, (_label, drawn) in enumerate(positions):
-                a = e.analyse(drawn, Limit(time_ms=T))
-                e.timed[T][i] = (a.exact, a.time_ms, a.value, line_of(a.best_move))
-                say(f"  {e.name} {T} ms #{i + 1}: value {a.value:+d} ({a.bound}) "
-                    f"{'exact' if a.exact else 'inexact'}  {a.time_ms:.0f} ms  "
-                    f"(exact {exact_values[i]:+d})")
-        if not args.skip_untimed:
-            for i, (_label, drawn) in enumerate(positions):
-                t0 = time.perf_counter()
-                cap = None if args.untimed_cap is None else int(args.untimed_cap * 1000)
-                # (capped: still the untimed mode, a proof from the third iteration on)
-                a = e.analyse(drawn, Limit(time_ms=cap), solve=True if cap else None)
-                secs = time.perf_counter() - t0
-                e.untimed[i] = (secs, a.exact)
-                if a.exact and a.value != exact_values[i]:
-                    say(f"  !! {e.name} untimed #{i + 1}: value {a.value:+d} marked exact, the "
-                        f"reference says {exact_values[i]:+d} (drawn {drawn:#x})")
-                say(f"  {e.name} untimed #{i + 1}: {secs:.2f}s "
-                    f"{'exact' if a.exact else 'not solved within the cap'}")
-
+        if i in done:
+            rows.append(done[i])
+            continue
+        row = measure(engines, times, label, drawn, args)
+        row["index"] = i
+        rows.append(row)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        say(f"  #{i + 1} {label}: exact {row['exact']} ({row['truth']}); "
+            + "; ".join(f"{name}: " + " ".join(
+                f"{T}ms {'=' if a['exact'] else '~'}{a['value']:+d}"
+                for T, a in d["timed"].items())
+                + (f" untimed {d['untimed']['s']:.2f}s" if "untimed" in d else "")
+                for name, d in row["engines"].items()))
     say()
-    move_cache: dict = {}
-    if positions:
-        report(engines, times, positions, exact_values, move_cache)
-    wrong = [(e.name, T, i) for e in engines for T in times for i, r in e.timed[T].items()
-             if r[0] and r[2] != exact_values[i]]
-    if wrong:
-        say(f"!! exact answers that disagree with the reference: {wrong}")
-    if not args.skip_untimed and positions:
-        say("## Untimed solves")
-        rows = []
-        big = max(times)
-        for e in engines:
-            secs = [s for s, ok in e.untimed.values()]
-            easy = [i for i, (s, ok) in e.untimed.items() if ok and s < 3.0]
-            got = sum(1 for i in easy if e.timed[big][i][0])
-            rows.append((e.name, f"{statistics.median(secs):.2f}", f"{statistics.mean(secs):.2f}",
-                         f"{max(secs):.2f}",
-                         sum(1 for s, ok in e.untimed.values() if not ok),
-                         f"{got}/{len(easy)}"))
-        table(("engine", "median s", "mean s", "max s", "unsolved (cap)",
-               f"untimed < 3 s: exact at {big} ms"), rows)
-        per = [[f"#{i + 1}", positions[i][0]] + [f"{e.untimed[i][0]:.2f}" for e in engines]
-               for i in range(len(positions))]
-        table(["position", "kind"] + [f"{e.name} untimed s" for e in engines], per)
+    if rows:
+        report(rows)
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
     say(f"(all done in {time.perf_counter() - t_start:.0f}s)")

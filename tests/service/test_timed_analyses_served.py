@@ -14,11 +14,11 @@ import time
 
 import httpx
 import pytest
-from tests.engine.dots.reference import reference_move_values
 
 from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search_board import tables
 from boxfish.service.embedded_redis import free_port
+from tests.engine.dots.reference import reference_move_values, reference_value
 
 # the issue's two 5x5 positions of 40 undrawn lines (player 0 to move): at 10 s the server
 # answered "+4, estimate" (true +2) and "-1, estimate", or failed the job
@@ -83,7 +83,6 @@ def served(tmp_path_factory):
 
 def test_timed_analyses_at_the_maximum_time_come_back_exact_and_right(served):
     positions = _positions()
-    truths = [reference_move_values(5, 5, _mask(lines), max_seconds=300) for lines in positions]
     jobs = []
     with httpx.Client(base_url=served, timeout=30) as http:
         for lines in positions:
@@ -106,29 +105,33 @@ def test_timed_analyses_at_the_maximum_time_come_back_exact_and_right(served):
                 if body["status"] == "finished":
                     done[job_id] = body["result"]
             time.sleep(0.5)
-    for lines, job_id, truth in zip(positions, jobs, truths, strict=True):
+    for lines, job_id in zip(positions, jobs, strict=True):
         result = done[job_id]
-        best = T.geo.line_id(*result["best_move"])
         assert result["exact"] and result["bound"] == "exact", (lines, result["value"],
                                                                 result["depth"])
-        assert result["value"] == max(truth.values()) == truth[best], lines
         assert result["lower"] == result["upper"] == result["value"]
         assert result["depth"] == (T.full & ~_mask(lines)).bit_count()
         assert result["core"] == "c"
-        for mv in result["moves"]:
-            line = T.geo.line_id(*mv["move"])
+        # the value, and every move's exact value or upper bound, by the reference solver
+        reported = {T.geo.line_id(*mv["move"]): mv for mv in result["moves"]}
+        truth = reference_move_values(5, 5, _mask(lines), list(reported), max_seconds=300)
+        assert result["value"] == reference_value(5, 5, _mask(lines), max_seconds=300), lines
+        assert truth[T.geo.line_id(*result["best_move"])] == result["value"], lines
+        for line, mv in reported.items():
             if mv["bound"] == "exact":
                 assert mv["value"] == truth[line]
-            elif mv["bound"] == "upper":
-                assert truth[line] <= mv["value"]
+            else:
+                assert mv["bound"] == "upper" and truth[line] <= mv["value"]
 
 
 def test_the_command_line_proves_it_too():
     lines = ISSUE_A
-    truth = reference_move_values(5, 5, _mask(lines), max_seconds=300)
     out = subprocess.run([sys.executable, "-m", "boxfish.engine.cli", "--lines", lines,
                           "--to-move", "0", "--time", "10000", "--multipv", "1", "--json"],
                          capture_output=True, text=True, timeout=60, check=True).stdout
     result = json.loads(out)
-    assert result["exact"] and result["value"] == max(truth.values())
-    assert truth[T.geo.line_id(*result["best_move"])] == result["value"]
+    best = T.geo.line_id(*result["best_move"])
+    assert result["exact"] and result["value"] == reference_value(5, 5, _mask(lines),
+                                                                  max_seconds=300)
+    assert reference_move_values(5, 5, _mask(lines), [best],
+                                 max_seconds=300)[best] == result["value"]

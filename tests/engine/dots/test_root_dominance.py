@@ -15,8 +15,8 @@ from boxfish.engine.dots.positions import safe_play
 from boxfish.engine.dots.search_board import tables
 
 FREE_BOX_MOVES = [(1, 1, 1), (2, 1, 2), (1, 2, 1), (3, 3, 2), (5, 5, 1)]
-LIMITS = ([{"time_ms": ms} for ms in (30, 200, 1000, 3000)]
-          + [{"time_ms": None, "depth": d} for d in range(1, 8)]
+LIMITS = ([{"time_ms": ms} for ms in (30, 200, 1000)]
+          + [{"time_ms": None, "depth": d} for d in range(1, 7)]
           + [{"time_ms": None, "nodes": n} for n in (500, 20_000, 400_000)])
 
 
@@ -43,6 +43,12 @@ def test_the_free_box_of_the_issue_is_taken_at_every_limit(limit, multipv):
     missing side ``1,1,2`` is a border line; drawing it is provably best."""
     a = analyse(_free_box_state(), multipv=multipv, **limit)
     _assert_capture_leads(a, (1, 1, 2))
+
+
+def test_the_issue_call_recommends_the_capture():
+    """``boxfish analyse --size 5x5 --moves "..." --time 5000 --multipv 4`` recommended
+    ``2,1,1 ~+1``, leaving the box to the opponent, and rated the capture ``~-1``."""
+    _assert_capture_leads(analyse(_free_box_state(), time_ms=5000, multipv=4), (1, 1, 2))
 
 
 def _independent_capture_position(rng: random.Random, w: int, h: int, undrawn: int):
