@@ -14,7 +14,8 @@ prints:
 * of the inexact answers: how far the value is from the exact one (0, 1, 2, 3+ boxes) and,
   at the largest time limit, how often the best move is value-optimal (by
   ``reference_move_values`` within ``--check-cap``, where the reference solved the position);
-* exact answers that disagree with the exact value (must be 0);
+* exact answers that disagree with the exact value (must be 0), and the worst overrun of
+  the time limit (wall time around the call);
 
 and the headline: of the positions solved untimed in under 3 s, how many came back exact at
 the largest time limit.
@@ -25,7 +26,9 @@ the largest time limit.
 ``--out FILE`` appends each position's measurements to a JSON-lines file and skips those it
 already holds (a stopped run resumes where it was); ``--shard I/N`` measures every N-th
 position from the I-th (N runs at once, one per core); ``--report FILE...`` prints the tables
-of such files merged. No time is asserted: the script only prints figures.
+of such files merged; ``--early N`` only measures the depth the engines reach on N early
+positions (50-60 undrawn lines), where no proof fits. No time is asserted: the script only
+prints figures.
 
     python bench/dots_timed_bench.py --positions 6 --times 1000,3000 --baseline HEAD
     python bench/dots_timed_bench.py --baseline REV --ref-cap 20 --untimed-cap 20 \\
@@ -153,8 +156,11 @@ def measure(engines, times, label, drawn, args) -> dict:
     for e in engines:
         out: dict = {"timed": {}}
         for T in times:
+            t1 = time.perf_counter()
             a = e.analyse(drawn, T)
+            wall = (time.perf_counter() - t1) * 1000
             out["timed"][str(T)] = {"exact": a.exact, "time_ms": round(a.time_ms, 1),
+                                    "wall_ms": round(wall, 1),
                                     "value": a.value, "bound": str(a.bound), "depth": a.depth,
                                     "best": line_of(a.best_move)}
         if not args.skip_untimed and e is engines[0]:
@@ -185,7 +191,7 @@ def measure(engines, times, label, drawn, args) -> dict:
 ROWS = ("exact", "median time to proof (ms)", "inexact, value off by 0",
         "inexact, value off by 1", "inexact, value off by 2", "inexact, value off by 3+",
         "inexact, value off: unknown", "inexact, best move value-optimal",
-        "exact but wrong")
+        "exact but wrong", "worst overrun of the limit (ms, wall)")
 
 
 def column(rows, name: str, T: int) -> list[str]:
@@ -220,6 +226,10 @@ def report(rows: list[dict]) -> None:
         + ", ".join(f"{k or 'unknown'} {v}" for k, v in truths.items()))
     for T in times:
         cols = [column(rows, name, T) for name in names]
+        for c, name in zip(cols, names, strict=True):
+            walls = [r["engines"][name]["timed"][str(T)].get("wall_ms") for r in rows]
+            walls = [w for w in walls if w is not None]
+            c.append(f"{max(walls) - T:+.1f}" if walls else "-")
         say(f"## time_ms = {T}")
         table([f"time_ms = {T}"] + names,
               [[label] + [c[k] for c in cols] for k, label in enumerate(ROWS)])
@@ -239,6 +249,29 @@ def report(rows: list[dict]) -> None:
         got = sum(1 for r in easy if r["engines"][name]["timed"][str(big)]["exact"])
         out.append((name, f"{got}/{len(easy)}"))
     table(("engine", f"of those solved untimed in < 3 s: exact at {big} ms"), out)
+
+
+def early_depths(engines, times, n: int, seed: int) -> None:
+    """The depth each engine's timed analysis reaches on ``n`` early 5x5 positions (50-60
+    undrawn lines, safe play), where no proof fits: what the proof attempts' share of the
+    time costs the heuristic deepening. Also the largest overrun of the time limit."""
+    rng = random.Random(seed + 1)
+    positions = [safe_play(rng, W, H, rng.randint(50, 60)).drawn for _ in range(n)]
+    say(f"## Early positions: {n} of 50-60 undrawn lines (safe play), depth reached")
+    rows = []
+    for T in times:
+        row = [f"{T} ms"]
+        for e in engines:
+            depths, over = [], 0.0
+            for drawn in positions:
+                t1 = time.perf_counter()
+                a = e.analyse(drawn, T)
+                over = max(over, (time.perf_counter() - t1) * 1000 - T)
+                depths.append(a.depth)
+            row.append(f"median {statistics.median(depths):g} (min {min(depths)}, max "
+                       f"{max(depths)}); worst overrun {over:+.1f} ms")
+        rows.append(row)
+    table(["time limit"] + [e.name for e in engines], rows)
 
 
 def main(argv=None) -> int:
@@ -265,6 +298,8 @@ def main(argv=None) -> int:
                    help="measure only the positions i, i+N, i+2N, ... (run N at once)")
     p.add_argument("--report", nargs="+", metavar="FILE",
                    help="only print the tables of these JSON-lines files (merged)")
+    p.add_argument("--early", type=int, default=0, metavar="N",
+                   help="only measure the depth reached on N early positions (50-60 lines)")
     args = p.parse_args(argv)
     if args.report:
         rows = [json.loads(line) for f in args.report for line in Path(f).read_text()
@@ -279,6 +314,11 @@ def main(argv=None) -> int:
     if args.baseline:
         tmp = Path(tempfile.mkdtemp(prefix="boxfish-baseline-"))
         engines.append(Engine(f"baseline {args.baseline}", load_baseline(args.baseline, tmp)))
+    if args.early:
+        early_depths(engines, times, args.early, args.seed)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return 0
     done: dict[int, dict] = {}
     if args.out and Path(args.out).exists():
         for line in Path(args.out).read_text().splitlines():
