@@ -54,6 +54,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the reference solver lives in the tests
 
+from dots_solve_bench import say, table  # noqa: E402  (this folder: the script's own)
+
 from boxfish.engine.dots import search as current_search  # noqa: E402
 from boxfish.engine.dots.geometry import geometry  # noqa: E402
 from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
@@ -64,18 +66,6 @@ from tests.engine.dots.reference import (  # noqa: E402
 )
 
 W = H = 5
-
-
-def say(*args) -> None:
-    print(*args, flush=True)
-
-
-def table(head, rows) -> None:
-    say("| " + " | ".join(head) + " |")
-    say("|" + "---|" * len(head))
-    for r in rows:
-        say("| " + " | ".join(str(x) for x in r) + " |")
-    say()
 
 
 # ---------------------------------------------------------------------------- the baseline
@@ -233,6 +223,20 @@ def report(rows: list[dict]) -> None:
         say(f"## time_ms = {T}")
         table([f"time_ms = {T}"] + names,
               [[label] + [c[k] for c in cols] for k, label in enumerate(ROWS)])
+    if len(names) > 1:
+        say("## Paired: the positions that no engine proves, value known")
+        out = []
+        for T in times:
+            both = [r for r in rows if r["exact"] is not None and not any(
+                r["engines"][name]["timed"][str(T)]["exact"] for name in names)]
+            row = [f"{T} ms", str(len(both))]
+            for name in names:
+                errs = [abs(r["engines"][name]["timed"][str(T)]["value"] - r["exact"])
+                        for r in both]
+                row.append(f"mean {statistics.mean(errs):.2f}, off by 0: {errs.count(0)}"
+                           if errs else "-")
+            out.append(row)
+        table(["time limit", "positions"] + [f"{name}: error (boxes)" for name in names], out)
     if "untimed" not in rows[0]["engines"][names[0]]:
         return
     big = max(times)
