@@ -27,7 +27,8 @@ the largest time limit.
 already holds (a stopped run resumes where it was); ``--shard I/N`` measures every N-th
 position from the I-th (N runs at once, one per core); ``--report FILE...`` prints the tables
 of such files merged; ``--early N`` only measures the depth the engines reach on N early
-positions (50-60 undrawn lines), where no proof fits. No time is asserted: the script only
+positions (50-60 undrawn lines), where no proof fits, and ``--match GAMES [--match-ms MS]``
+only plays the current engine against the baseline. No time is asserted: the script only
 prints figures.
 
     python bench/dots_timed_bench.py --positions 6 --times 1000,3000 --baseline HEAD
@@ -278,6 +279,41 @@ def early_depths(engines, times, n: int, seed: int) -> None:
     table(["time limit"] + [e.name for e in engines], rows)
 
 
+def match(engines, games: int, ms: int, seed: int) -> None:
+    """``games`` 5x5 games between the first two engines at ``ms`` a move, alternating who
+    starts, each from a different opening of 4 random safe lines: wins, draws, losses and the
+    mean box margin of the first engine. Where the proof attempts cost the deepening depth,
+    this is what it costs in play."""
+    geo = geometry(W, H)
+    rng = random.Random(seed + 2)
+    full = (1 << geo.num_lines) - 1
+    a, b = engines[0], engines[1]
+    w = d = lo = 0
+    margins = []
+    for g in range(games):
+        opening = safe_play(rng, W, H, geo.num_lines - 4)
+        drawn, to_move = opening.drawn, opening.to_move
+        first = g % 2  # the seat engine ``a`` plays
+        scores = [0, 0]
+        while drawn != full:
+            e = a if to_move == first else b
+            best = line_of(e.analyse(drawn, ms).best_move)
+            done = sum(1 for bx in geo.line_boxes[best]
+                       if (drawn | 1 << best) & geo.box_mask[bx] == geo.box_mask[bx])
+            drawn |= 1 << best
+            if done:
+                scores[to_move] += done
+            else:
+                to_move ^= 1
+        margin = scores[first] - scores[1 - first]
+        margins.append(margin)
+        w, d, lo = w + (margin > 0), d + (margin == 0), lo + (margin < 0)
+        say(f"  game {g + 1}: {a.name} {'first' if first == 0 else 'second'}, margin "
+            f"{margin:+d}")
+    say(f"## Match at {ms} ms a move, {games} games: {a.name} against {b.name}: "
+        f"{w} won, {d} drawn, {lo} lost, mean margin {statistics.mean(margins):+.2f}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--positions", type=int, default=100)
@@ -304,6 +340,10 @@ def main(argv=None) -> int:
                    help="only print the tables of these JSON-lines files (merged)")
     p.add_argument("--early", type=int, default=0, metavar="N",
                    help="only measure the depth reached on N early positions (50-60 lines)")
+    p.add_argument("--match", type=int, default=0, metavar="GAMES",
+                   help="only play GAMES 5x5 games, current against the baseline")
+    p.add_argument("--match-ms", type=int, default=200, metavar="MS",
+                   help="time a move in the match")
     args = p.parse_args(argv)
     if args.report:
         rows = [json.loads(line) for f in args.report for line in Path(f).read_text()
@@ -318,8 +358,13 @@ def main(argv=None) -> int:
     if args.baseline:
         tmp = Path(tempfile.mkdtemp(prefix="boxfish-baseline-"))
         engines.append(Engine(f"baseline {args.baseline}", load_baseline(args.baseline, tmp)))
-    if args.early:
-        early_depths(engines, times, args.early, args.seed)
+    if args.match and len(engines) < 2:
+        raise SystemExit("--match needs --baseline")
+    if args.early or args.match:
+        if args.early:
+            early_depths(engines, times, args.early, args.seed)
+        if args.match:
+            match(engines, args.match, args.match_ms, args.seed)
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         return 0
