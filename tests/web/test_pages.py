@@ -2,8 +2,8 @@
 by Selenium), against a real gunicorn, a real analysis worker and Redis.
 
 Each step saves a screenshot under ``test-artifacts/web/`` at the repository root (or
-``$BOXFISH_TEST_ARTIFACTS/web/``), which git ignores. Chromium must be installed (``.ci/run``
-installs it): without it these tests fail, they are not skipped.
+``$BOXFISH_TEST_ARTIFACTS/web/``), which git ignores. Chromium must be installed
+(``scripts/test`` installs it): without it these tests fail, they are not skipped.
 """
 
 from __future__ import annotations
