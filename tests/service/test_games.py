@@ -243,3 +243,24 @@ def test_append_without_serial_is_judged_against_the_current_state(app, client, 
                       headers=auth).status_code == 201
     resp = client.post(f"/v1/games/{gid}/moves", json={"move": list(pick[1])}, headers=auth)
     assert resp.status_code == 201 and resp.json["serial"] == 3
+
+
+def test_problem_details_write_moves_in_their_json_form(client, new_game):
+    """An illegal move is written ``[x, y, o]`` in every message, as the API takes it: an
+    append's problem and an analysis's (whose moves the engine replays as tuples) alike."""
+    gid, auth, _ = new_game()
+    append = client.post(f"/v1/games/{gid}/moves", json={"move": [9, 9, 1]}, headers=auth)
+    assert append.status_code == 422
+    assert "illegal move [9, 9, 1]: out_of_range" in append.json["detail"], append.json
+    analysis = client.post("/v1/analyses", json={"game": "dots-and-boxes", "width": 2,
+                                                 "height": 2, "moves": [[9, 9, 1]]})
+    assert analysis.status_code == 422
+    assert "illegal move [9, 9, 1]: out_of_range" in analysis.json["detail"], analysis.json
+    assert client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
+                       headers=auth).status_code == 201
+    again = client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
+    assert again.json["reason"] == "already_drawn"
+    assert "illegal move [1, 1, 1]: already_drawn" in again.json["detail"], again.json
+    twice = client.post("/v1/analyses", json={"game": "dots-and-boxes", "width": 2,
+                                              "height": 2, "moves": [[1, 1, 1], [1, 1, 1]]})
+    assert "illegal move [1, 1, 1]: already_drawn" in twice.json["detail"], twice.json
