@@ -50,7 +50,8 @@ class InvalidRequest(BoxfishError):
 
 class SerialConflict(BoxfishError):
     """409: the move's ``serial`` is not the game's current serial + 1; ``current_serial`` is
-    the game's serial now."""
+    the game's serial now. In a game against the engine, a move posted while the engine is
+    to move is one too, with ``reason`` ``engine_seat`` (wait for the engine's move)."""
 
     def __init__(self, status, problem=None, message=None) -> None:
         super().__init__(status, problem, message)

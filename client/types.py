@@ -15,10 +15,12 @@ def _move(value):
 class Game:
     """A game's state (``GET /v1/games/{id}``; from ``create_game``, with its ``token``).
 
-    ``to_move`` is the side to move (0 or 1), ``status`` ``in_progress`` or ``finished``,
-    ``result`` (finished games) ``{"winner", "points"}``; the game's own fields (``lines``,
-    ``board``, ...) are in ``raw``. ``token`` is the secret write token, shown only once, by
-    ``create_game`` (None otherwise)."""
+    ``to_move`` is the side to move (0 or 1), ``status`` ``in_progress`` or ``finished``
+    (``finished``: the property), ``result`` (finished games) ``{"winner", "points"}``,
+    ``legal_moves`` every move that can be played now, as lists (``[x, y, o]`` or ``[row,
+    col]``; empty once the game is over; None from a server too old to send them); the game's
+    own fields (``lines``, ``board``, ...) are in ``raw``. ``token`` is the secret write token,
+    shown only once, by ``create_game`` (None otherwise)."""
 
     id: str
     game: str
@@ -28,17 +30,21 @@ class Game:
     scores: list | None
     result: dict | None
     token: str | None = None
+    legal_moves: list | None = None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
+        """The game is over."""
         return self.status == "finished"
 
     @classmethod
     def from_json(cls, data: dict) -> Game:
         return cls(id=data["id"], game=data["game"], serial=data["serial"],
                    to_move=data["to_move"], status=data["status"], scores=data.get("scores"),
-                   result=data.get("result"), token=data.get("write_token"), raw=data)
+                   result=data.get("result"), token=data.get("write_token"),
+                   legal_moves=([_move(m) for m in data["legal_moves"]]
+                                if data.get("legal_moves") is not None else None), raw=data)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ Both are ``ValueError`` subclasses so callers that only care about "bad input" c
 
 from __future__ import annotations
 
+import json
+
 ILLEGAL_MOVE_REASONS = (
     "out_of_range",
     "already_drawn",
@@ -17,18 +19,28 @@ ILLEGAL_MOVE_REASONS = (
 )
 
 
+def format_move(move: object) -> str:
+    """A move as messages write it: its JSON form, ``[x, y, o]`` (``[row, col]``), the way
+    the API takes it, whether it came as a tuple or a list; ``repr`` for what has no JSON form."""
+    try:
+        return json.dumps(list(move) if isinstance(move, tuple) else move, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(move)
+
+
 class IllegalMove(ValueError):
     """A move that cannot be played in the given state.
 
     ``reason`` is one of :data:`ILLEGAL_MOVE_REASONS`; ``move`` is the offending input as given.
-    Raising it never changes the state.
+    Raising it never changes the state. The message writes the move in its JSON form,
+    ``[x, y, o]`` (:func:`format_move`).
     """
 
     def __init__(self, reason: str, move: object, detail: str = "") -> None:
         self.reason = reason
         self.move = move
         self.detail = detail
-        text = f"illegal move {move!r}: {reason}"
+        text = f"illegal move {format_move(move)}: {reason}"
         if detail:
             text += f" ({detail})"
         super().__init__(text)

@@ -28,18 +28,44 @@ def format_value(value: float, exact: bool, bound: str) -> str:
     return {"upper": f"<={s}", "lower": f">={s}"}.get(str(bound), f"~{s}")
 
 
+#: The players' names in Extreme Tic-Tac-Toe's status (player 0 is X).
+XTTT_NAMES = ("X", "O")
+
+
+def status_lines(state) -> list[str]:
+    """The status of a position, the same words in ``board.txt`` (and ``boxfish analyse``),
+    the SVG and the PNG: the score and whose turn, or, once the game is over, its result
+    (``game over · player 1 wins 3-6``); an Extreme Tic-Tac-Toe bonus move on a line of its
+    own."""
+    s0, s1 = state.scores
+    result = state.result()
+    if getattr(state.game, "name", None) == "extreme-tictactoe":
+        names = XTTT_NAMES
+        if result is None:
+            lines = [f"blocks X {s0} - O {s1} \u00b7 {names[state.to_move]} to move"]
+            if state.in_bonus:
+                lines.append(f"bonus move: {names[state.to_move]} moves again")
+            return lines
+        points = result["points"]
+        if state.ending == "pattern":
+            return [f"game over \u00b7 {names[result['winner']]} wins by a pattern"]
+        if result["winner"] is None:
+            return [f"game over \u00b7 all blocks decided \u00b7 draw {points[0]}-{points[1]}"]
+        return [f"game over \u00b7 all blocks decided \u00b7 {names[result['winner']]} wins "
+                f"{points[0]}-{points[1]}"]
+    if result is None:
+        return [f"score {s0}-{s1} \u00b7 player {state.to_move} to move"]
+    if result["winner"] is None:
+        return [f"game over \u00b7 draw {s0}-{s1}"]
+    return [f"game over \u00b7 player {result['winner']} wins {s0}-{s1}"]
+
+
 def position_text(game, state) -> str:
-    """The board (``state.to_ascii()``) and a heading line: the game, the player to move and
-    the score."""
+    """The board (``state.to_ascii()``) and a heading line: the game and its
+    :func:`status_lines` (the score and the player to move, or the result), as the pictures
+    say them."""
     out = [state.to_ascii() if hasattr(state, "to_ascii") else str(state)]
-    to_move = getattr(state, "to_move", None)
-    scores = getattr(state, "scores", None)
-    head = f"{game!r}"
-    if to_move is not None:
-        head += f"  player {to_move} to move"
-    if scores is not None:
-        head += f"  score {scores[0]}-{scores[1]}"
-    out.append(head)
+    out.append(f"{game!r}  " + " \u00b7 ".join(status_lines(state)))
     return "\n".join(out)
 
 
@@ -96,5 +122,5 @@ def analysis_text(game, state, result: dict, stats: bool = True) -> str:
     return "\n".join([position_text(game, state), *analysis_lines(result, stats)])
 
 
-__all__ = ["format_move", "format_value", "format_proven", "position_text", "analysis_lines",
-           "analysis_text"]
+__all__ = ["format_move", "format_value", "format_proven", "status_lines", "position_text",
+           "analysis_lines", "analysis_text"]

@@ -444,6 +444,7 @@ class DotsState(State):
             "status": self.status(),
             "result": self.result(),
             "lines": self.to_lines(),
+            "legal_moves": [list(m) for m in self.legal_moves()],
             "opportunities": [op.to_dict() for op in self.opportunities()],
             "pitfalls": [{"move": list(m), "rank": r} for m, r in self.pitfalls().items()],
             "chains": self.chains().to_dict(),

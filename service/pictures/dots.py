@@ -4,7 +4,7 @@ turn); for an analysis also the best move and every analysed line's value."""
 
 from __future__ import annotations
 
-from boxfish.engine.text import format_move, format_value
+from boxfish.engine.text import format_move, format_value, status_lines
 
 from .scene import Scene, move_attr
 
@@ -34,16 +34,6 @@ def value_classes(mv: dict) -> list[str]:
     elif mv["value"] < 0:
         out.append("negative")
     return out
-
-
-def status_lines(state) -> list[str]:
-    s0, s1 = state.scores
-    result = state.result()
-    if result is None:
-        return [f"score {s0}-{s1} \u00b7 player {state.to_move} to move"]
-    if result["winner"] is None:
-        return [f"game over \u00b7 draw {s0}-{s1}"]
-    return [f"game over \u00b7 player {result['winner']} wins {s0}-{s1}"]
 
 
 def analysis_line(result: dict) -> str:

@@ -4,7 +4,7 @@ bonus move, the status; for an analysis also the best move and each analysed cel
 
 from __future__ import annotations
 
-from boxfish.engine.text import format_value
+from boxfish.engine.text import XTTT_NAMES, format_value, status_lines
 
 from .dots import analysis_line, value_classes
 from .scene import Scene, move_attr
@@ -12,29 +12,12 @@ from .scene import Scene, move_attr
 #: The margin around the board and the gap between blocks, in units (one unit: a cell).
 MARGIN = 0.4
 GAP = 0.3
-NAMES = ("X", "O")
+NAMES = XTTT_NAMES
 LINE_HEIGHT = 0.85
 
 
 def _cell(r: int, c: int) -> tuple[float, float]:
     return MARGIN + c + (c // 4) * GAP, MARGIN + r + (r // 4) * GAP
-
-
-def status_lines(state) -> list[str]:
-    s0, s1 = state.scores
-    result = state.result()
-    if result is None:
-        lines = [f"blocks X {s0} - O {s1} \u00b7 {NAMES[state.to_move]} to move"]
-        if state.in_bonus:
-            lines.append(f"bonus move: {NAMES[state.to_move]} moves again")
-        return lines
-    points = result["points"]
-    if state.ending == "pattern":
-        return [f"game over \u00b7 {NAMES[result['winner']]} wins by a pattern"]
-    if result["winner"] is None:
-        return [f"game over \u00b7 all blocks decided \u00b7 draw {points[0]}-{points[1]}"]
-    return [f"game over \u00b7 all blocks decided \u00b7 {NAMES[result['winner']]} wins "
-            f"{points[0]}-{points[1]}"]
 
 
 def xttt_scene(state, result: dict | None = None) -> Scene:

@@ -243,3 +243,42 @@ def test_append_without_serial_is_judged_against_the_current_state(app, client, 
                       headers=auth).status_code == 201
     resp = client.post(f"/v1/games/{gid}/moves", json={"move": list(pick[1])}, headers=auth)
     assert resp.status_code == 201 and resp.json["serial"] == 3
+
+
+def test_problem_details_write_moves_in_their_json_form(client, new_game):
+    """An illegal move is written ``[x, y, o]`` in every message, as the API takes it: an
+    append's problem and an analysis's (whose moves the engine replays as tuples) alike."""
+    gid, auth, _ = new_game()
+    append = client.post(f"/v1/games/{gid}/moves", json={"move": [9, 9, 1]}, headers=auth)
+    assert append.status_code == 422
+    assert "illegal move [9, 9, 1]: out_of_range" in append.json["detail"], append.json
+    analysis = client.post("/v1/analyses", json={"game": "dots-and-boxes", "width": 2,
+                                                 "height": 2, "moves": [[9, 9, 1]]})
+    assert analysis.status_code == 422
+    assert "illegal move [9, 9, 1]: out_of_range" in analysis.json["detail"], analysis.json
+    assert client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
+                       headers=auth).status_code == 201
+    again = client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
+    assert again.json["reason"] == "already_drawn"
+    assert "illegal move [1, 1, 1]: already_drawn" in again.json["detail"], again.json
+    twice = client.post("/v1/analyses", json={"game": "dots-and-boxes", "width": 2,
+                                              "height": 2, "moves": [[1, 1, 1], [1, 1, 1]]})
+    assert "illegal move [1, 1, 1]: already_drawn" in twice.json["detail"], twice.json
+
+
+def test_the_state_lists_the_legal_moves(client, new_game):
+    """A Dots-and-Boxes state lists ``legal_moves`` as Extreme Tic-Tac-Toe's does: the undrawn
+    lines (the ``0``s of ``lines``, in the same order), none once the game is over."""
+    gid, auth, body = new_game(width=1, height=1)
+    assert body["legal_moves"] == [[1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 2]]
+    client.post(f"/v1/games/{gid}/moves", json={"move": [1, 2, 1], "serial": 1}, headers=auth)
+    state = client.get(f"/v1/games/{gid}").json
+    assert state["legal_moves"] == [[1, 1, 1], [1, 1, 2], [2, 1, 2]]
+    assert state["lines"] == "0100"
+    for serial, move in enumerate(state["legal_moves"], start=2):
+        client.post(f"/v1/games/{gid}/moves", json={"move": move, "serial": serial},
+                    headers=auth)
+    state = client.get(f"/v1/games/{gid}").json
+    assert state["status"] == "finished" and state["legal_moves"] == []
+    xt = client.get(f"/v1/games/{new_game('extreme-tictactoe')[0]}").json
+    assert len(xt["legal_moves"]) == 256

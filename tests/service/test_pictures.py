@@ -230,6 +230,34 @@ def test_analysis_picture_of_a_running_analysis_is_409(client, rq_worker):
     assert len(_all(root, "text", "value")) == len(done["result"]["moves"])
 
 
+def test_the_three_renderings_say_the_same_status(client, new_game):
+    """``board.txt`` says what the SVG and the PNG (one scene) say: whose turn and the score
+    while the game goes on, the result once it is over (not "player 1 to move")."""
+    from boxfish.service.pictures import scene_of
+
+    game_id, auth, _ = new_game(width=1, height=1)
+    moves = [(1, 1, 1), (1, 2, 1), (1, 1, 2), (2, 1, 2)]  # player 1 draws the box's last line
+    state = engine.load_game("dots-and-boxes", width=1, height=1).new_state()
+    for at, mv in enumerate(moves, start=1):
+        _play(client, game_id, auth, [mv])
+        state.play(mv)
+        svg = [el.text for el in _all(_svg(client, f"/v1/games/{game_id}/board.svg"),
+                                      "text", "status")]
+        png = [p.text for p in scene_of(state).items if "status" in p.classes]
+        assert svg == png, at
+        heading = client.get(f"/v1/games/{game_id}/board.txt").data.decode().splitlines()[-1]
+        assert heading.endswith("  " + " \u00b7 ".join(svg)), (at, heading, svg)
+    assert svg == ["game over \u00b7 player 1 wins 0-1"]
+    assert "to move" not in heading
+    xt = engine.load_game("extreme-tictactoe")
+    board = ["." * 16 for _ in range(16)]
+    board[0] = "xxxx" + "." * 12
+    bonus = xt.from_board(board, to_move=0, last_move=(0, 3), in_bonus=True)
+    status = [p.text for p in scene_of(bonus).items if "status" in p.classes or
+              "bonus" in p.classes]
+    assert render("txt", bonus).decode().splitlines()[-1].endswith(" \u00b7 ".join(status))
+
+
 def test_etags_and_cache_control(client, new_game):
     game_id, auth, _ = new_game(width=1, height=1)
     _play(client, game_id, auth, [(1, 1, 1)])
