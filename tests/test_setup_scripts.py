@@ -27,8 +27,8 @@ def _run(tmp_path: Path, check_file: str, tools: dict[str, str]) -> subprocess.C
         target = shutil.which(name)
         if target:
             os.symlink(target, bin_dir / name)
-    return subprocess.run([shutil.which("bash"), "-c", f'source "{SYSTEM}"; system_packages {check_file} -- '
-                           "pkg-a pkg-b; echo rc=$?"],
+    script = f'source "{SYSTEM}"; system_packages {check_file} -- pkg-a pkg-b; echo rc=$?'
+    return subprocess.run([shutil.which("bash"), "-c", script],
                           env={"PATH": str(bin_dir)}, capture_output=True, text=True,
                           timeout=30)
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import random
 
 import pytest
-from tests.engine.dots.reference import reference_move_values
 
 from boxfish.engine import analyse, load_game
 from boxfish.engine.dots.geometry import bits
 from boxfish.engine.dots.positions import safe_play
 from boxfish.engine.dots.search_board import tables
+from tests.engine.dots.reference import reference_move_values
 
 FREE_BOX_MOVES = [(1, 1, 1), (2, 1, 2), (1, 2, 1), (3, 3, 2), (5, 5, 1)]
 LIMITS = ([{"time_ms": ms} for ms in (30, 200, 1000)]
