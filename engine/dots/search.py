@@ -74,12 +74,6 @@ def _sort_key(order_index):
     return key
 
 
-def _proven_bound(r: RootMove) -> Bound:
-    """What ``r`` proves about its move's value: its bound when no heuristic value was used to
-    find it, else only an estimate."""
-    return r.bound if r.solved else _ESTIMATE
-
-
 def _depth_result(depth: int, res: dict[int, RootMove], solved: bool, searcher: Searcher,
                   refined: bool = False) -> DepthResult:
     """``res`` (line -> result, in the order searched) as a DepthResult, best first."""
@@ -206,16 +200,21 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
         return
 
 
+def _mtd_beta(guess: int, lo: int, hi: int) -> int:
+    """The next MTD(f) window ``[beta - 1, beta]`` for a value known to lie in ``[lo, hi]``
+    (``lo < hi``), tested at ``guess``: it proves a new bound whichever way it fails."""
+    g = min(max(guess, lo), hi)
+    return min(g + 1 if g <= lo else g, hi)
+
+
 def _mtd(searcher: Searcher, drawn: int, line: int, depth: int, guess: int,
          lo: int, hi: int, on_bound: Callable[[int, int], None] | None = None) -> int:
     """Exact value of drawing ``line`` (known to lie in ``[lo, hi]``) by a sequence of
     zero-window searches starting at ``guess`` (MTD(f), Plaat et al.); the TT keeps the
     bounds between the passes. ``on_bound(lo, hi)`` after each pass that leaves a gap."""
-    g = min(max(guess, lo), hi)
+    g = guess
     while lo < hi:
-        beta = g + 1 if g <= lo else g
-        if beta > hi:
-            beta = hi
+        beta = _mtd_beta(g, lo, hi)
         v = searcher.child_value(drawn, line, beta - 1, beta, depth)
         if v >= beta:
             lo = v
@@ -281,7 +280,6 @@ class RootProof:
         self.drawn = drawn
         self.lo, self.hi = -INF, INF
         self.guess = guess
-        self.passes = 0
 
     @property
     def proven(self) -> bool:
@@ -294,15 +292,13 @@ class RootProof:
         s.max_nodes = None if nodes is None else s.nodes + nodes
         try:
             while self.lo < self.hi:
-                g = min(max(self.guess, self.lo), self.hi)
-                beta = g + 1 if g <= self.lo else g
+                beta = _mtd_beta(self.guess, self.lo, self.hi)
                 v = s.search(self.drawn, beta - 1, beta, PROVEN)
                 if v >= beta:
                     self.lo = v
                 else:
                     self.hi = v
                 self.guess = v
-                self.passes += 1
         except SearchAborted:
             pass
         finally:
