@@ -3,9 +3,12 @@ pyproject.toml).
 
 The extension is optional: when it cannot be built (no C compiler, no Python headers, a
 compiler without 128-bit integers), the install goes on without it, prints why, and the engine
-uses its pure-Python search (``Analysis.core`` then says ``"python"``).
+uses its pure-Python search (``Analysis.core`` then says ``"python"``). With the environment
+variable ``BOXFISH_REQUIRE_CORE=1`` (the container image's build sets it) a core that does not
+compile fails the install instead.
 """
 
+import os
 import sys
 
 from setuptools import Extension, setup
@@ -21,20 +24,31 @@ the Python headers (Debian: apt-get install gcc python3-dev) and reinstall.
 """
 
 
+REQUIRED = os.environ.get("BOXFISH_REQUIRE_CORE", "") not in ("", "0")
+
+
 class OptionalBuildExt(build_ext):
-    """build_ext that warns instead of failing when the extension does not compile."""
+    """build_ext that warns instead of failing when the extension does not compile (and
+    fails, when ``BOXFISH_REQUIRE_CORE`` is set)."""
 
     def run(self):
         try:
             super().run()
         except Exception as exc:  # noqa: BLE001 - any build failure means "fall back"
-            print(WARNING.format(error=exc), file=sys.stderr)
+            self._fall_back(exc)
 
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001
-            print(WARNING.format(error=exc), file=sys.stderr)
+            self._fall_back(exc)
+
+    @staticmethod
+    def _fall_back(exc: Exception) -> None:
+        if REQUIRED:
+            raise SystemExit(f"boxfish: the compiled core is required "
+                             f"(BOXFISH_REQUIRE_CORE) but did not build: {exc}")
+        print(WARNING.format(error=exc), file=sys.stderr)
 
 
 setup(
@@ -43,7 +57,7 @@ setup(
             "boxfish.engine.dots._core",
             sources=["engine/dots/_core.c"],
             extra_compile_args=["-O3", "-std=gnu11"],
-            optional=True,
+            optional=not REQUIRED,
         )
     ],
     cmdclass={"build_ext": OptionalBuildExt},

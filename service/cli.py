@@ -34,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run Redis (unless REDIS_URL), workers and the API")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=int, default=None,
+                   help="the API's port (default: $BOXFISH_PORT, else 8000)")
     s.add_argument("--workers", type=int, default=2, help="RQ analysis workers (default 2)")
     s.add_argument("--webhook-workers", type=int, default=1,
                    help="RQ webhook delivery workers, with RQ's scheduler (default 1)")
@@ -144,6 +145,8 @@ def serve(args) -> int:
               "embedded Redis is a single server): set REDIS_URL to a node of the cluster",
               file=sys.stderr)
         return 2
+    if args.port is None:
+        args.port = settings.port
     sup = Supervisor()
     sup.install_signal_handlers()
     cleanups: list = []

@@ -197,6 +197,10 @@ class Settings(BaseSettings):
     #: Longest pause before a retry, in seconds (the backoff and ``Retry-After`` alike).
     webhook_max_backoff_s: float = Field(default=3600.0, gt=0, le=86_400)
 
+    #: The API's port under ``boxfish serve`` when ``--port`` is not given (the container
+    #: image's command gives none, so ``BOXFISH_PORT`` moves it).
+    port: int = Field(default=8000, ge=1, le=65535)
+
     # Embedded Redis (``boxfish serve`` without REDIS_URL).
     data_dir: str = "./boxfish-data"
     redis_port: int = Field(default=0, ge=0, le=65535)
