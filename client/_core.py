@@ -15,10 +15,22 @@ Retries: a request that got no answer (connection refused, dropped, timed out) o
 429, 500, 502, 503 or 504 is sent again, up to ``retries`` times, after an exponential backoff
 with jitter (``backoff`` * 2^attempt seconds, at most ``max_delay``, times a random 0.5 to 1),
 or after the ``Retry-After`` the server named; a ``Retry-After`` longer than ``max_delay`` is
-not waited for: the error is raised at once. ``play`` sends one ``Idempotency-Key`` for all the
-attempts of a move, so a move whose answer was lost is stored once (the retry gets the stored
-move back, ``replayed``). ``create_game`` is not idempotent: it is retried only when the
-request surely did not create a game (no connection, 429, 503).
+not waited for: the error is raised at once.
+
+First contact: until the client has had an answer (any answer, an error too) from the
+server, a request that could not connect at all (``httpx.ConnectError``, ``ConnectTimeout``,
+``PoolTimeout``: a wrong URL, a server not up) is retried at most ``first_contact_retries``
+times (default 1), so that a wrong URL fails fast with ConnectionFailed: one backoff (at most
+``backoff`` seconds) plus each attempt's connecting (refused at once, or up to ``timeout``).
+Once an answer has come, a server that goes away is retried ``retries`` times as above (a
+live bot rides out a restart). Every retry and reconnection is logged on the
+``boxfish.client`` logger at INFO, never above: a program that configures no logging sees
+nothing on stderr.
+
+``play`` sends one ``Idempotency-Key`` for all the attempts of a move, so a move whose answer
+was lost is stored once (the retry gets the stored move back, ``replayed``). ``create_game``
+is not idempotent: it is retried only when the request surely did not create a game (no
+connection, 429, 503).
 """
 
 from __future__ import annotations
@@ -223,21 +235,26 @@ class Core:
     ``base_url``: the server (e.g. ``http://127.0.0.1:8000``). ``timeout``: seconds for
     connecting and for each read (a ``wait`` of an analysis is added to it). ``token``: the
     write token used by ``play`` and ``add_webhook`` when they are given none. ``retries``,
-    ``backoff``, ``max_delay``: see the module. ``transport``: an ``httpx`` transport to send
-    through (a proxy, a WSGI or ASGI app in tests, a wrapper): an ``httpx.BaseTransport`` for
-    ``Client``, an ``httpx.AsyncBaseTransport`` for ``AsyncClient``."""
+    ``backoff``, ``max_delay``, ``first_contact_retries``: see the module. ``transport``: an
+    ``httpx`` transport to send through (a proxy, a WSGI or ASGI app in tests, a wrapper): an
+    ``httpx.BaseTransport`` for ``Client``, an ``httpx.AsyncBaseTransport`` for
+    ``AsyncClient``."""
 
     _http_class: type[httpx.Client] | type[httpx.AsyncClient]
 
     def __init__(self, base_url: str, timeout: float = 10.0, *, token: str | None = None,
                  retries: int = 6, backoff: float = 0.25, max_delay: float = 30.0,
-                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None
-                 ) -> None:
+                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+                 first_contact_retries: int = 1) -> None:
         self.timeout = timeout
         self.token = token
         self.retries = retries
         self.backoff = backoff
         self.max_delay = max_delay
+        self.first_contact_retries = first_contact_retries
+        # Whether an answer (a response, or an event stream opened, whatever its status) has
+        # come from the server yet: until then a failed connection is retried less (module).
+        self._answered = False
         self._random = random.Random()
         self._http = self._http_class(base_url=base_url.rstrip("/"), timeout=timeout,
                                       transport=transport,
@@ -246,6 +263,14 @@ class Core:
     def _auth(self, token: str | None) -> dict:
         token = token if token is not None else self.token
         return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def _retries_after(self, error: BaseException | None) -> int:
+        """How many retries a request (or an event stream) that failed with ``error`` may
+        have: ``retries``, but at most ``first_contact_retries`` when it could not connect
+        and no answer has come from the server yet."""
+        if not self._answered and isinstance(error, NOT_SENT):
+            return min(self.retries, self.first_contact_retries)
+        return self.retries
 
     def _delay(self, attempt: int, retry_after: float | None = None) -> float | None:
         """Seconds to wait before retry ``attempt`` + 1; None when the server asks for more
@@ -262,11 +287,14 @@ class Core:
             try:
                 resp = yield Call(method, path, options)
             except httpx.TransportError as exc:
-                if attempt >= self.retries or not (idempotent or isinstance(exc, NOT_SENT)):
+                if (attempt >= self._retries_after(exc)
+                        or not (idempotent or isinstance(exc, NOT_SENT))):
                     raise ConnectionFailed(None, message=f"{method} {path}: no answer "
+                                           f"after {attempt + 1} attempt(s) "
                                            f"({type(exc).__name__}: {exc})") from exc
                 delay, why = self._delay(attempt), type(exc).__name__
             else:
+                self._answered = True
                 if resp.status_code < 400:
                     return resp
                 error = error_of(resp)
@@ -277,7 +305,7 @@ class Core:
                 if delay is None:
                     raise error
                 why = f"{resp.status_code} {error.slug or error.title}"
-            log.warning("%s %s: %s; retrying in %.2f s", method, path, why, delay)
+            log.info("%s %s: %s; retrying in %.2f s", method, path, why, delay)
             yield Sleep(delay)
             attempt += 1
 
@@ -326,6 +354,7 @@ class Core:
             last_move: Move | None = None
             try:
                 stream = yield Open(path, {"Last-Event-ID": str(serials.last)}, timeout)
+                self._answered = True
                 try:
                     resp = stream.response
                     if resp.status_code != 200:
@@ -359,7 +388,7 @@ class Core:
             if yielded:
                 failures = 0
                 continue
-            if failures >= self.retries:
+            if failures >= self._retries_after(error):
                 if isinstance(error, BoxfishError):
                     raise error
                 raise ConnectionFailed(None, message=f"event stream of {game_id}: no answer "
@@ -367,9 +396,8 @@ class Core:
             delay = self._delay(failures, getattr(error, "retry_after", None))
             if delay is None:  # a Busy whose Retry-After is beyond max_delay
                 raise error
-            log.warning("event stream of %s ended (%s); reconnecting after serial %d in %.2f s",
-                        game_id, type(error).__name__ if error else "closed", serials.last,
-                        delay)
+            log.info("event stream of %s ended (%s); reconnecting after serial %d in %.2f s",
+                     game_id, type(error).__name__ if error else "closed", serials.last, delay)
             yield Sleep(delay)
             failures += 1
 
@@ -382,8 +410,8 @@ class Core:
         while (sse := (yield Next(stream))) is not None:
             kind = serials.classify(sse.event, sse.id)
             if kind == serials.GAP:
-                log.warning("event stream of %s skipped from serial %d to %s; reopening",
-                            game_id, serials.last, sse.id)
+                log.info("event stream of %s skipped from serial %d to %s; reopening",
+                         game_id, serials.last, sse.id)
                 return False, yielded, None
             if kind != serials.NEXT:
                 continue

@@ -9,7 +9,8 @@ requests, and the event stream resumes from the last serial it saw.
 
 Exit status: 0 when the game is finished; 2 when the server refuses for good (401, 403, 404:
 a wrong token or game); 1 on any other error (the server unreachable after the client's
-retries, a move refused). One line per move goes to stderr.
+retries, a move refused). One line per move goes to stderr, and one per retry or
+reconnection of the client (its INFO lines, which a library keeps quiet by default).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def run_bot(url: str, game_id: str, token: str, seat: int, time_ms: int,
     """``boxfish bot``: play the seat to the game's end; the exit status (see the module)."""
     logging.basicConfig(level=logging.WARNING, stream=out,
                         format=f"boxfish bot (seat {seat}): %(message)s")
+    logging.getLogger("boxfish.client").setLevel(logging.INFO)  # its retries, reconnections
     try:
         with Client(url, token=token, retries=8) as api:
             Bot(api, game_id, seat, time_ms, out).run()

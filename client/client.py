@@ -20,13 +20,17 @@ from .types import Analysis, Game, Move, Webhook
 
 class Client(_core.Core):
     """A client of one Boxfish server: ``Client(base_url, timeout=10.0, *, token=None,
-    retries=6, backoff=0.25, max_delay=30.0, transport=None)``.
+    retries=6, backoff=0.25, max_delay=30.0, transport=None, first_contact_retries=1)``.
 
     ``timeout``: seconds for connecting and for each read (a ``wait`` of an analysis is added
     to it). ``token``: the write token used by ``play`` and ``add_webhook`` when they are
     given none. ``retries``, ``backoff``, ``max_delay``: see :mod:`boxfish.client._core`.
     ``transport``: an ``httpx.BaseTransport`` to send through (a proxy, a WSGI app in tests,
-    a wrapper).
+    a wrapper). ``first_contact_retries``: the retries of a request that cannot connect
+    before any answer has come from the server (a wrong URL fails fast, with
+    ``ConnectionFailed``; later a server that goes away gets all ``retries``). Retries are
+    logged at INFO on the ``boxfish.client`` logger, so nothing is printed unless the program
+    configures logging.
 
     Errors raised by every method: the subclasses of :class:`~boxfish.client.errors.BoxfishError`
     (``NotFound``, ``Unauthorized``, ``Forbidden``, ``IllegalMove``, ``SerialConflict``,

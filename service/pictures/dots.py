@@ -1,18 +1,23 @@
 """The Dots-and-Boxes scene: dots, drawn lines (the last one highlighted), a click target on
 every undrawn line, captured boxes in their owner's colour, and the status (scores, whose
-turn); for an analysis also the best move and every analysed line's value."""
+turn); for an analysis also the best move and every analysed line's value (on the line's
+middle, but the best move's beside its line, which it would hide)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from boxfish.engine.text import format_move, format_value, status_lines
 
-from .scene import Scene, move_attr
+from .scene import Box, Prim, Scene, move_attr, overlap, stroke_box, text_box
 
 #: The margin around the dots, the status lines' height and the narrowest picture (in units:
 #: one unit is the distance between two dots).
 MARGIN = 0.6
 LINE_HEIGHT = 0.55
 MIN_WIDTH = 6.0
+#: The space between the best line's stroke and its value label (units).
+LABEL_GAP = 0.03
 
 
 def _dot(x: int, y: int, left: float) -> tuple[float, float]:
@@ -36,6 +41,43 @@ def value_classes(mv: dict) -> list[str]:
     return out
 
 
+def beside(line: Prim, label: Prim, bounds: Box, obstacles: list[Box]) -> Prim:
+    """``label`` moved beside the horizontal or vertical ``line``: across from the line's
+    middle, just far enough that its :func:`~.scene.text_box` keeps :data:`LABEL_GAP` units
+    from the line's :func:`~.scene.stroke_box`. Of the two sides, the one where the label's box
+    stays inside ``bounds``, and of those the one sharing the least area with the
+    ``obstacles`` (ties: above a horizontal line, left of a vertical one). Should neither side
+    fit (a label wider than the board and its margin), the label is pushed back inside
+    ``bounds`` on the side with more room, even over the line."""
+    x0, y0, x1, y1 = text_box(replace(label, x=0.0, y=0.0))
+    sx0, sy0, sx1, sy1 = stroke_box(line)
+    mx, my = (line.x + line.x2) / 2, (line.y + line.y2) / 2
+    horizontal = line.y == line.y2
+    if horizontal:
+        sides = [(mx, sy0 - LABEL_GAP - y1), (mx, sy1 + LABEL_GAP - y0)]
+    else:
+        sides = [(sx0 - LABEL_GAP - x1, my), (sx1 + LABEL_GAP - x0, my)]
+    bx0, by0, bx1, by1 = bounds
+
+    def room(at):  # how far the box stays inside the bounds (< 0: it sticks out)
+        x, y = at
+        return min(x + x0 - bx0, bx1 - (x + x1), y + y0 - by0, by1 - (y + y1))
+
+    def cost(at):
+        x, y = at
+        box = (x + x0, y + y0, x + x1, y + y1)
+        return sum(overlap(box, o) for o in obstacles)
+
+    fits = [at for at in sides if room(at) >= 0]
+    if fits:
+        x, y = min(fits, key=cost)  # min keeps the first of equals: above / left
+    else:
+        x, y = max(sides, key=room)
+        x = min(max(x, bx0 - x0), bx1 - x1)
+        y = min(max(y, by0 - y0), by1 - y1)
+    return replace(label, x=x, y=y)
+
+
 def analysis_line(result: dict) -> str:
     """The status line of an analysis: its best move and value."""
     if result.get("best_move") is None:
@@ -43,6 +85,22 @@ def analysis_line(result: dict) -> str:
     what = "exact" if result["exact"] else result["bound"]
     return (f"best {format_move(result['best_move'])} \u00b7 value "
             f"{format_value(result['value'], result['exact'], result['bound'])} ({what})")
+
+
+def _move_best_label(scene: Scene, best: str, bounds: Box) -> None:
+    """Put the best move's value label (if any) :func:`beside` the best line, inside the
+    board and its margin (``bounds``), avoiding the other labels and the drawn lines."""
+    attr = ("move", best)
+    items = scene.items
+    line = next(p for p in items if p.kind == "line" and "best" in p.classes)
+    at = next((i for i, p in enumerate(items)
+               if p.kind == "text" and "value" in p.classes and attr in p.data), None)
+    if at is None:
+        return
+    obstacles = [text_box(p) if p.kind == "text" else stroke_box(p) for p in items
+                 if p is not items[at] and (p.kind == "text" and "value" in p.classes
+                                            or p.kind == "line" and "drawn" in p.classes)]
+    items[at] = beside(line, items[at], bounds, obstacles)
 
 
 def dots_scene(state, result: dict | None = None) -> Scene:
@@ -84,6 +142,8 @@ def dots_scene(state, result: dict | None = None) -> Scene:
             scene.text(value_classes(mv), (x1 + x2) / 2, (y1 + y2) / 2,
                        format_value(mv["value"], mv["exact"], mv["bound"]),
                        move=move_attr(mv["move"]))
+        if best is not None:
+            _move_best_label(scene, move_attr(best), (0.0, 0.0, width, board_h))
     for line, move in enumerate(geo.moves):
         if not drawn >> line & 1:
             scene.line(["slot"], *_ends(move, left), move=move_attr(move))

@@ -84,6 +84,44 @@ def style_of(prim: Prim) -> dict:
     return out
 
 
+#: A text's advance per character, in ems, for :func:`text_box`: at least that of every
+#: character a value label uses (digits, ``+-.~<=>``) in Pillow's default font (0.58),
+#: Helvetica and Arial (0.584) and DejaVu Sans, a browser's usual fallback (0.636 digits).
+CHAR_EM = 0.65
+
+#: A box: ``(x0, y0, x1, y1)`` in units, ``x0 <= x1``, ``y0 <= y1``.
+Box = tuple[float, float, float, float]
+
+
+def text_box(prim: Prim) -> Box:
+    """A box holding everything drawn for the text ``prim`` (its halo included), estimated
+    from its length and font size: :data:`CHAR_EM` ems a character across, one em high. It is
+    an upper bound for texts of the characters :data:`CHAR_EM` names (value labels), in either
+    renderer; other texts (wider letters) may overflow it."""
+    st = style_of(prim)
+    size = st.get("size", 0.3)
+    halo = st.get("halo", 0.0)
+    width = CHAR_EM * size * len(prim.text)
+    start = prim.x if prim.anchor == "start" else prim.x - width / 2
+    half_h = size / 2 + halo
+    return start - halo, prim.y - half_h, start + width + halo, prim.y + half_h
+
+
+def stroke_box(prim: Prim) -> Box:
+    """The box a horizontal or vertical line ``prim`` paints: its segment widened by half its
+    stroke width on every side (which also holds the SVG's round caps)."""
+    half = style_of(prim).get("width", 0.0) / 2
+    return (min(prim.x, prim.x2) - half, min(prim.y, prim.y2) - half,
+            max(prim.x, prim.x2) + half, max(prim.y, prim.y2) + half)
+
+
+def overlap(a: Box, b: Box) -> float:
+    """The area two boxes share (0 when they only touch or are apart)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
 @dataclass(slots=True)
 class Scene:
     """A picture: ``width`` x ``height`` units, the game's name and the serial shown (the root

@@ -139,7 +139,7 @@ def test_errors_are_typed_from_the_problem_body(server_url):
 
 def test_events_yield_every_serial_once_while_a_task_appends_across_a_restart(
         restartable_server, caplog):
-    caplog.set_level("WARNING", logger="boxfish.client")
+    caplog.set_level("INFO", logger="boxfish.client")
     server = restartable_server
     lines = all_lines(2, 2)
 

@@ -150,7 +150,7 @@ def test_busy_carries_retry_after_for_503_and_429(busy_server):
 
 
 def test_events_resume_across_a_server_restart(restartable_server, caplog):
-    caplog.set_level("WARNING", logger="boxfish.client")
+    caplog.set_level("INFO", logger="boxfish.client")
     server = restartable_server
     lines = all_lines(2, 2)
     seen: list[Move] = []

@@ -27,7 +27,7 @@ def _stream() -> Stream:
 
 
 def test_a_stream_that_skips_a_serial_is_reopened_after_the_last_move_handed_out(caplog):
-    caplog.set_level("WARNING", logger="boxfish.client")
+    caplog.set_level("INFO", logger="boxfish.client")
     with Client("http://127.0.0.1:9", retries=0) as api:
         steps = Steps(api._follow("g1", 0, 5.0))
         emitted: list[Move] = []

@@ -317,3 +317,92 @@ def test_analysis_picture_of_a_failed_analysis_is_409(app, client, settings, wor
         resp = client.get(f"/v1/analyses/{job.id}/board.{fmt}")
         assert resp.status_code == 409, fmt
         assert resp.json["reason"] == "failed"
+
+
+def _labelled(width: int, height: int, best, text_of):
+    """A fresh ``width`` x ``height`` board analysed with every legal move labelled
+    (``text_of(i)``: the i-th move's value, exact flag and bound) and ``best`` the best
+    move: its state, result and scene."""
+    from boxfish.service.pictures import scene_of
+
+    state = engine.load_game("dots-and-boxes", width=width, height=height).new_state()
+    moves = [dict(zip(("value", "exact", "bound"), text_of(i), strict=True), move=list(mv))
+             for i, mv in enumerate(state.legal_moves())]
+    result = {"best_move": list(best), "value": 1, "exact": True, "bound": "exact",
+              "moves": moves}
+    return state, result, scene_of(state, result)
+
+
+def _best_prims(scene, best):
+    """The best line and the best move's value label of ``scene``."""
+    key = ("move", _key(best))
+    line = next(p for p in scene.items if p.kind == "line" and "best" in p.classes)
+    label = next(p for p in scene.items
+                 if p.kind == "text" and "value" in p.classes and key in p.data)
+    return line, label
+
+
+# Value labels from the shortest to the longest a board shows: "+1", ">=-3", "~+1.25",
+# "<=-12.25".
+LABEL_KINDS = [lambda i: (1, True, "exact"), lambda i: (-3, False, "lower"),
+               lambda i: (1.25, False, "estimate"), lambda i: (-12.25, False, "upper")]
+
+
+def test_best_value_label_is_beside_the_best_line_inside_the_board():
+    """On every board from 2x2 to 7x7 (and two oblong ones), whichever line is best (edges,
+    corners, inside; horizontal and vertical) and however long its label, the label's box
+    does not touch the best line's stroke and stays inside the board and its margin (not on
+    the status lines, not off the picture)."""
+    from boxfish.service.pictures.dots import MARGIN
+    from boxfish.service.pictures.scene import overlap, stroke_box, text_box
+
+    sizes = [(n, n) for n in range(2, 8)] + [(2, 7), (7, 3)]
+    for width, height in sizes:
+        moves = engine.load_game("dots-and-boxes", width=width,
+                                 height=height).new_state().legal_moves()
+        for best in moves:
+            for text_of in LABEL_KINDS:
+                _, _, scene = _labelled(width, height, best, text_of)
+                line, label = _best_prims(scene, best)
+                box, stroke = text_box(label), stroke_box(line)
+                where = (width, height, best, label.text, box)
+                assert overlap(box, stroke) == 0, where
+                board_h = height + 2 * MARGIN
+                assert box[0] >= 0 and box[2] <= scene.width, where
+                assert box[1] >= 0 and box[3] <= board_h, where
+
+
+def _png(scene, width: int = 480) -> Image.Image:
+    from boxfish.service.pictures import render_png
+
+    return Image.open(io.BytesIO(render_png(scene, width))).convert("RGB")
+
+
+def test_best_value_label_paints_nothing_on_the_best_line():
+    """The PNG of an analysis, drawn with and without the best move's value label: every
+    pixel of the best line's stroke is the same in both (the label leaves the line alone),
+    and the pixels the label does paint lie in its estimated box (the estimate the layout
+    relies on holds for the PNG's font)."""
+    from PIL import ImageChops
+
+    from boxfish.service.pictures.scene import stroke_box, text_box
+
+    cases = [(3, 3, (2, 2, 1)), (3, 3, (2, 2, 2)), (5, 5, (1, 1, 1)), (5, 5, (6, 5, 2)),
+             (7, 7, (7, 8, 1)), (2, 2, (1, 1, 2))]
+    for width, height, best in cases:
+        for text_of in (LABEL_KINDS[1], LABEL_KINDS[3]):
+            _, _, scene = _labelled(width, height, best, text_of)
+            line, label = _best_prims(scene, best)
+            with_label = _png(scene)
+            scene.items.remove(label)
+            diff = ImageChops.difference(with_label, _png(scene))
+            scale = with_label.width / scene.width
+            where = (width, height, best, label.text)
+            stroke = tuple(round(v * scale) for v in stroke_box(line))
+            assert diff.crop(stroke).getbbox() is None, where
+            painted = diff.getbbox()
+            assert painted is not None, where
+            bx0, by0, bx1, by1 = (v * scale for v in text_box(label))
+            # getbbox: (left, upper, right, lower), right and lower exclusive
+            assert (bx0 - 1 <= painted[0] and by0 - 1 <= painted[1]
+                    and painted[2] <= bx1 + 1 and painted[3] <= by1 + 1), (where, painted)
