@@ -683,12 +683,16 @@ def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResul
     upper = max(r.upper for r in ranked)
     if proof is not None:
         lower, upper = max(lower, proof.lo), min(upper, proof.hi)
-    if lower == upper and ranked[0].lower != lower:
-        # the value is proven: lead with a move proven to reach it, when one is known
-        for i, r in enumerate(ranked):
-            if r.lower == lower:
-                ranked.insert(0, ranked.pop(i))
-                break
+    if lower == upper:
+        # a proven value is one searched to the end, even when the deadline cut the proof
+        # iterations short and the depth searched is still the last heuristic iteration's
+        depth = max(depth, (t.full & ~drawn).bit_count())
+        if ranked[0].lower != lower:
+            # lead with a move proven to reach the value, when one is known
+            for i, r in enumerate(ranked):
+                if r.lower == lower:
+                    ranked.insert(0, ranked.pop(i))
+                    break
     return ranked, lower, upper, depth
 
 

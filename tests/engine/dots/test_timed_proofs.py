@@ -137,3 +137,27 @@ def test_proven_bounds_of_unfinished_analyses_hold():
                 if not a.exact:
                     inexact_claims += n
     assert claims > 0 and inexact_claims > 0, (claims, inexact_claims)
+
+
+def test_a_value_proven_before_the_moves_are_read_reports_the_depth_to_the_end(monkeypatch):
+    """Under load the deadline can pass right after the root proof, before the proof
+    iterations have read the moves' values from the table: the value is exact all the same,
+    and an exact value is one searched to the end, so the depth is the lines left (it was the
+    last heuristic iteration's, 8 of 40, seen on a loaded machine)."""
+    from boxfish.engine.dots import search as dots_search
+
+    real_iterate = dots_search.iterate
+
+    def cut_short(*args, **kwargs):
+        if kwargs.get("solve"):
+            return iter(())  # the deadline passed before the first proof iteration ended
+        return real_iterate(*args, **kwargs)
+
+    monkeypatch.setattr(dots_search, "iterate", cut_short)
+    t = tables(5, 5)
+    drawn = mask(ISSUE_A)
+    game = load_game("dots-and-boxes", width=5, height=5)
+    result = analyse(game.from_lines(ISSUE_A), time_ms=60_000, multipv=1)
+    assert result.exact
+    assert result.value == reference_value(5, 5, drawn)
+    assert result.depth == (t.full & ~drawn).bit_count()
