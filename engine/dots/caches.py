@@ -14,13 +14,19 @@ table the rest, so that the owner never holds more than ``max_entries`` entries 
 member (another table, say) is added here, to ``clear()``, ``__len__`` and ``sizes()``.
 
 The compiled core (:mod:`compiled`) keeps its own table and memos in one object
-(``compiled``), made on its first search: ``table_bytes`` of entries (default: the bytes of
-the Python table's share, :func:`compiled.entry_bytes` each), and the memos' share each for
-its three memos. ``sizes()`` counts it as ``compiled`` (table entries) and
+(``compiled``), made on its first search: ``table_bytes`` of entries, and the memos' share
+each for its three memos. The default ``table_bytes``: for a search's own caches (no
+``max_entries`` given: a library or CLI analysis without a ``SearchCache``, ``boxfish solve``
+without ``--table-gb``), :func:`own_table_bytes`, a quarter of the machine's memory and at
+most ``OWN_TABLE_MAX_BYTES``; for an owner of ``max_entries``, the bytes of the Python
+table's share (:func:`compiled.entry_bytes` each). The table starts small and doubles as it
+fills, so an analysis only holds the memory its entries need. ``sizes()`` counts it as ``compiled`` (table entries) and
 ``compiled_memos`` (the three memos' entries).
 """
 
 from __future__ import annotations
+
+import os
 
 from . import compiled as _compiled
 from .chain_dp import LoonyDP
@@ -36,6 +42,24 @@ AUX_MAX = 1 << 16
 DEFAULT_ENTRIES = 2_000_000 + 3 * AUX_MAX
 
 
+#: A search's own compiled table may take 1 / OWN_TABLE_SHARE of the machine's memory, at most
+#: OWN_TABLE_MAX_BYTES (see :func:`own_table_bytes`).
+OWN_TABLE_SHARE = 4
+OWN_TABLE_MAX_BYTES = 4 << 30
+#: The floor of that budget, and the memory assumed where the machine's cannot be read.
+OWN_TABLE_MIN_BYTES = 64 << 20
+
+
+def own_table_bytes() -> int:
+    """The compiled table budget of a search's own caches: a quarter of the machine's
+    physical memory, between ``OWN_TABLE_MIN_BYTES`` and ``OWN_TABLE_MAX_BYTES``."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        memory = 0
+    return max(OWN_TABLE_MIN_BYTES, min(OWN_TABLE_MAX_BYTES, memory // OWN_TABLE_SHARE))
+
+
 def aux_entries(max_entries: int) -> int:
     """The entries each auxiliary cache of an owner of ``max_entries`` may hold."""
     return max(1, min(AUX_MAX, max_entries // AUX_SHARE))
@@ -49,20 +73,26 @@ class DotsCaches:
     searches with holds only that core's caches, at most ``max_entries`` entries in all (see
     the module docstring), unless a table of the caller's is passed as ``tt`` (then that
     table's own bound holds for it); an owner both cores search with holds at most that
-    much for each. Not thread-safe: one search at a time."""
+    much for each. Without ``max_entries`` (a search's own caches) the compiled table's
+    bound is :func:`own_table_bytes` instead. Not thread-safe: one search at a time."""
 
     __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp")
 
-    def __init__(self, t: Tables, max_entries: int = DEFAULT_ENTRIES,
+    def __init__(self, t: Tables, max_entries: int | None = None,
                  tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
+        own = max_entries is None
+        if own:
+            max_entries = DEFAULT_ENTRIES
         if max_entries < 1:
             raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
         self.t = t
         self.max_entries = max_entries
         self._tt = tt
         self._evaluator = self._dp = None
-        self.table_bytes = (table_bytes if table_bytes is not None
-                            else self._tt_entries() * _compiled.entry_bytes(t.nl))
+        if table_bytes is None:
+            table_bytes = (own_table_bytes() if own
+                           else self._tt_entries() * _compiled.entry_bytes(t.nl))
+        self.table_bytes = table_bytes
         self.compiled = None  # the compiled core's table, made by its first search
 
     def _tt_entries(self) -> int:

@@ -190,10 +190,14 @@ def test_the_budget_split():
     big = made(DotsCaches(_tables(5, 5), 10_000_000))
     assert big["values"] == big["ends"] == big["dp"] == 65_536
     assert big["tt"] == 10_000_000 - 3 * 65_536
-    # a search given no cache: the engine's usual 2,000,000-entry table, 65,536 for the rest
-    assert made(DotsCaches(_tables(5, 5))) == {"tt": 2_000_000, "values": 65_536,
-                                               "ends": 65_536, "dp": 65_536,
-                                               "compiled": 1 << 20, "compiled_memos": 3 << 16}
+    # a search given no cache: the Python search's usual 2,000,000-entry table, 65,536 for
+    # the rest; the compiled table: the machine's share (own_table_bytes) in 16-byte entries,
+    # rounded down to a power of two
+    from boxfish.engine.dots.caches import own_table_bytes
+    assert made(DotsCaches(_tables(5, 5))) == {
+        "tt": 2_000_000, "values": 65_536, "ends": 65_536, "dp": 65_536,
+        "compiled": 1 << ((own_table_bytes() // 16).bit_length() - 1),
+        "compiled_memos": 3 << 16}
     # a board of more than 64 lines: 32-byte entries; table_bytes given: that many bytes
     wide = DotsCaches(_tables(6, 6), 1_000_000, table_bytes=3 << 20)
     assert wide.compiled_table().wide and wide.compiled.max_nbytes == 2 << 20
@@ -279,3 +283,27 @@ def test_bad_sizes_are_rejected(kwargs):
 def test_exported_from_the_engine():
     assert engine.SearchCache is SearchCache
     assert "SearchCache" in engine.__all__
+
+
+def test_a_search_without_a_cache_gets_a_table_sized_to_the_machine():
+    """A one-off library or CLI solve's compiled table may grow to a quarter of the machine's
+    memory (at most 4 GiB), not the 32 MB of a 2,000,000-entry owner it had before."""
+    import os
+
+    import pytest
+
+    from boxfish.engine.dots import caches, compiled
+    from boxfish.engine.dots.search_board import tables
+
+    if not compiled.available():
+        pytest.fail("the compiled core is not built")
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    budget = max(caches.OWN_TABLE_MIN_BYTES, min(caches.OWN_TABLE_MAX_BYTES, memory // 4))
+    assert caches.own_table_bytes() == budget
+    own = caches.DotsCaches(tables(4, 4))
+    assert own.table_bytes == budget
+    table = own.compiled_table()
+    assert budget // 2 < table.max_nbytes <= budget
+    assert table.nbytes < 64 << 20  # it starts small and grows as it fills
+    owner = caches.DotsCaches(tables(4, 4), max_entries=1_000_000)
+    assert owner.table_bytes == owner._tt_entries() * compiled.entry_bytes(40)
