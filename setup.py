@@ -56,7 +56,8 @@ setup(
         Extension(
             "boxfish.engine.dots._core",
             sources=["engine/dots/_core.c"],
-            extra_compile_args=["-O3", "-std=gnu11"],
+            extra_compile_args=["-O3", "-std=gnu11", "-pthread"],
+            extra_link_args=["-pthread"],
             optional=not REQUIRED,
         )
     ],

@@ -14,6 +14,7 @@ forced big-board pattern win is reported with its distance in ``mate_in`` (see
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
@@ -26,6 +27,15 @@ from .game import Move
 
 #: The searches ``analyse`` may be asked for (None: the best available).
 CORES = (None, "c", "python")
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one, else
+    every CPU): ``analyse``'s default number of search threads."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 class Bound(StrEnum):
@@ -249,7 +259,8 @@ class SearchCache:
 def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             nodes: int | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
-            cache: SearchCache | None = None, core: str | None = None) -> Analysis:
+            cache: SearchCache | None = None, core: str | None = None,
+            threads: int | None = None) -> Analysis:
     """Search ``state`` and return an :class:`Analysis`.
 
     ``time_ms`` is a hard deadline (pass ``None`` with ``depth`` or ``nodes`` for a search
@@ -258,9 +269,17 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
     ``cache``: a :class:`SearchCache` to start from and to leave the search's table in
     (default: a fresh table, dropped afterwards). ``core``: ``"c"`` or ``"python"`` to
     choose the search (default: the compiled core when it is built and takes the board: Dots
-    and Boxes of up to 128 lines; ``Analysis.core`` says which ran).
-    Raises ``ValueError`` for a negative limit, a ``multipv`` below 1, an unknown ``core``,
-    or ``core="c"`` where the compiled core is not available for the position.
+    and Boxes of up to 128 lines; ``Analysis.core`` says which ran). ``threads``: the
+    threads the search may run (default: :func:`usable_cores`, every CPU this process may
+    use). The compiled Dots-and-Boxes core runs a search of more than a few thousand nodes on
+    that many (at most 64), sharing its table; its exact values are those of one thread,
+    but node counts, heuristic values and the choice among equally good moves may differ
+    from run to run (``threads=1`` for repeatable ones). The Python searches run on one
+    thread whatever it says. A program that runs several analyses at once should give each
+    its share of the cores.
+    Raises ``ValueError`` for a negative limit, a ``multipv`` below 1, ``threads`` below 1,
+    an unknown ``core``, or ``core="c"`` where the compiled core is not available for the
+    position.
     """
     # the time limit counts from here: a first call also imports the game's search
     start = time.perf_counter()
@@ -269,12 +288,16 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             raise ValueError(f"{name} must be >= 0, got {v!r}")
     if multipv is not None and multipv < 1:
         raise ValueError(f"multipv must be >= 1, got {multipv!r}")
+    if threads is None:
+        threads = usable_cores()
+    elif type(threads) is not int or threads < 1:
+        raise ValueError(f"threads must be an int >= 1, got {threads!r}")
     if core not in CORES:
         raise ValueError(f"core must be one of {', '.join(map(repr, CORES[1:]))} or None, "
                          f"got {core!r}")
     limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
     return state.game.analyse(state, limit, multipv, on_progress, cache=cache, start=start,
-                              core=core)
+                              core=core, threads=threads)
 
 
 # British spelling is the canonical one; the alias is for American users.

@@ -5,6 +5,7 @@ Examples::
     boxfish analyse --size 3x3 --moves "1,1,1 2,1,2" --time 2000
     boxfish analyse --size 5x5 --lines 0010...  --to-move 1 --json
     boxfish analyse --game extreme-tictactoe --moves "5,5 4,4" --time 500
+    boxfish analyse --size 4x4 --time 0 --threads 2      # solve on two threads
 
 The ``boxfish`` console command (``boxfish.service.cli``) dispatches ``boxfish analyse ...`` to
 ``main(rest)``.
@@ -47,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--core", choices=("c", "python"), default=None,
                    help="the search to run (default: the compiled core where it is built and "
                         "takes the board, else the Python one)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="search threads (default: every CPU this process may use; the "
+                        "Python searches use one)")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress display even on a terminal")
@@ -115,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     time_ms = args.time if args.time and args.time > 0 else None
     try:
         result = analyse(state, time_ms=time_ms, depth=args.depth, nodes=args.nodes,
-                         multipv=args.multipv, on_progress=progress, core=args.core)
+                         multipv=args.multipv, on_progress=progress, core=args.core,
+                         threads=args.threads)
     except ValueError as exc:
         print(f"boxfish analyse: error: {exc}", file=sys.stderr)
         return 2

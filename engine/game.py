@@ -180,11 +180,14 @@ class Game(ABC):
     @abstractmethod
     def analyse(self, state: State, limit: Any, multipv: int | None,
                 on_progress: Callable | None, cache: Any = None,
-                start: float | None = None, core: str | None = None) -> Any:
+                start: float | None = None, core: str | None = None,
+                threads: int = 1) -> Any:
         """Search ``state`` within ``limit``; see :func:`engine.analysis.analyse`
         (``cache``: an ``engine.analysis.SearchCache`` or None; ``start``: the
         ``time.perf_counter()`` the time limit counts from, default now; ``core``: the search
-        to run, None for the best available, ValueError for one the game has not)."""
+        to run, None for the best available, ValueError for one the game has not;
+        ``threads``: the threads the search may run, at least 1, which a search that runs
+        on one thread only ignores)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other.params() == self.params()

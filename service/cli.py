@@ -26,7 +26,7 @@ import tempfile
 import time
 import urllib.request
 
-from .config import Settings
+from .config import Settings, search_threads_for
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -115,6 +115,8 @@ def worker(args) -> int:
     env = dict(os.environ)
     if not settings.queue_redis_url:  # checked: REDIS_URL is no cluster; the children need not ask
         env["BOXFISH_REDIS_CLUSTER"] = "no"
+    if not args.webhooks:
+        _share_cores(env, args.workers)
     for i in range(args.workers):
         sup.start(f"worker {i + 1}", _python_m("boxfish.service.cli", "worker", "--workers", "1",
                                                "--log-level", args.log_level)
@@ -158,6 +160,7 @@ def serve(args) -> int:
             env["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
             cleanups.append(lambda: shutil.rmtree(metrics_dir, ignore_errors=True))
         env.setdefault("BOXFISH_SSE_MAX_STREAMS", str(max(1, args.threads * 3 // 4)))
+        _share_cores(env, args.workers)
         for i in range(args.workers):
             sup.start(f"worker {i + 1}",
                       _python_m("boxfish.service.cli", "worker", "--workers", "1"),
@@ -182,6 +185,13 @@ def serve(args) -> int:
             cleanup()
         raise
     return sup.run(extra_stop=lambda: [cleanup() for cleanup in reversed(cleanups)])
+
+
+def _share_cores(env: dict, workers: int) -> None:
+    """Unless BOXFISH_SEARCH_THREADS is set: give each of ``workers`` analysis workers its
+    share of the cores (workers times threads within the CPUs)."""
+    if not env.get("BOXFISH_SEARCH_THREADS", "").strip():
+        env["BOXFISH_SEARCH_THREADS"] = str(search_threads_for(workers))
 
 
 def _start_embedded_redis(settings: Settings, args, env: dict, cleanups: list) -> None:

@@ -29,6 +29,13 @@ DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
 DEFAULT_SEARCH_TABLE_MB = 64
 
 
+def search_threads_for(workers: int) -> int:
+    """The search threads of each of ``workers`` analysis workers sharing this machine: the
+    CPUs this process may use, divided among them (at least 1)."""
+    from boxfish.engine.analysis import usable_cores
+    return max(1, usable_cores() // max(1, workers))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BOXFISH_", extra="ignore", frozen=True,
                                       populate_by_name=True)
@@ -78,6 +85,13 @@ class Settings(BaseSettings):
     #: the search cache above, which keeps the two board sizes used last; unused when that
     #: is off). Allocated on the first compiled search of a board size.
     search_table_mb: int = Field(default=DEFAULT_SEARCH_TABLE_MB, ge=1, le=65536)
+    #: Threads each analysis of a worker process searches with (the compiled Dots-and-Boxes
+    #: core's; ``engine.analyse(threads=...)``). Unset or empty: the CPUs the worker may use
+    #: shared among the analysis workers started together, so that workers times threads
+    #: stays within the cores: ``boxfish serve --workers N`` and ``boxfish worker --workers
+    #: N`` give their workers ``max(1, CPUs // N)`` (:func:`search_threads_for`), a lone
+    #: ``boxfish worker`` every CPU.
+    search_threads: int | None = Field(default=None, ge=1, le=64)
 
     #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the
     #: Redis URL wins). An event stream's blocking read is split into reads shorter than it,
@@ -220,6 +234,13 @@ class Settings(BaseSettings):
         except ValueError:
             raise ValueError(
                 f"BOXFISH_SEARCH_CACHE_ENTRIES must be an integer, got {raw!r}") from None
+
+    @field_validator("search_threads", mode="before")
+    @classmethod
+    def _threads(cls, raw):
+        if isinstance(raw, str) and not raw.strip():
+            return None
+        return raw
 
     @property
     def job_queue_url(self) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 
 from boxfish import engine
+from boxfish.engine.analysis import usable_cores
 from boxfish.service.analysis_request import AnalysisRequest
 from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
 
@@ -32,18 +33,21 @@ class AnalysisRunner:
     size, with a compiled transposition table of ``table_bytes`` bytes per board size, None:
     the engine's default for that many entries; no cache at all when ``search_cache_entries``
     is 0 or less), so successive positions of one game start warm. Each request runs the
-    search its ``core`` names (None: the engine's choice)."""
+    search its ``core`` names (None: the engine's choice) on ``threads`` threads (None:
+    every CPU the process may use, ``engine.analysis.usable_cores()``)."""
 
     def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES,
-                 table_bytes: int | None = None) -> None:
+                 table_bytes: int | None = None, threads: int | None = None) -> None:
         self.search_cache: engine.SearchCache | None = (
             engine.SearchCache(max_entries=search_cache_entries, table_bytes=table_bytes)
             if search_cache_entries > 0 else None)
+        self.threads = threads if threads is not None else usable_cores()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AnalysisRunner:
         return cls(search_cache_entries=settings.search_cache_entries,
-                   table_bytes=settings.search_table_mb << 20)
+                   table_bytes=settings.search_table_mb << 20,
+                   threads=settings.search_threads)
 
     def analyse(self, request: AnalysisRequest, on_progress=None) -> dict:
         """``Analysis.to_dict()`` of the request's position within its limits. The state is
@@ -52,14 +56,15 @@ class AnalysisRunner:
         state = request.build_state()
         analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
                                   on_progress=on_progress, cache=self.search_cache,
-                                  core=request.core)
+                                  core=request.core, threads=self.threads)
         return analysis.to_dict()
 
 
 @functools.cache
 def process_runner() -> AnalysisRunner:
     """This process's runner, made on first use from ``Settings()`` (the environment; e.g.
-    ``BOXFISH_SEARCH_CACHE_ENTRIES``, ``BOXFISH_SEARCH_TABLE_MB``) and kept for the life of
+    ``BOXFISH_SEARCH_CACHE_ENTRIES``, ``BOXFISH_SEARCH_TABLE_MB``,
+    ``BOXFISH_SEARCH_THREADS``) and kept for the life of
     the process. Raises ValueError on a bad setting (then nothing is kept).
     ``process_runner.cache_clear()`` drops it."""
     return AnalysisRunner.from_settings(Settings())

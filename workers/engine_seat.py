@@ -66,7 +66,7 @@ class EngineMovePlayer:
             return {"outcome": "stale", "serial": meta.serial}
         # one move is all the seat plays: a proven best move ends the search at once
         analysis = engine.analyse(state, time_ms=meta.engine.time_ms, multipv=1,
-                                  cache=self.runner.search_cache)
+                                  cache=self.runner.search_cache, threads=self.runner.threads)
         if analysis.best_move is None:
             raise RuntimeError(f"the engine found no move at serial {meta.serial}")
         # The key and body name the engine's move at this serial, not the move chosen: a

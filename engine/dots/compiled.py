@@ -19,6 +19,18 @@ takes the first free slot of its window of 8 slots; with none free, it replaces 
 least valuable entry: heuristic before proven, one from an earlier search (``new_search()``)
 before one of this search, shallower before deeper; a heuristic entry never replaces a
 proven one (it is dropped). ``clear()`` empties it and gives the memory back.
+
+Threads (``CompiledSearcher(threads=n)``, ``analyse(threads=n)``): a search of more than a
+couple of thousand nodes runs on ``n`` threads that share the table (Lazy SMP: the helpers
+search the same root, window and depth, each ordering its moves by its own perturbation of
+the board's centrality; the first thread to finish has the answer, the others stop). The
+entries are read and written without locks, checked against their key (a torn entry reads
+as a miss); the table grows once every thread has stopped between two nodes; each helper
+keeps memos of its own (the table's size, for the search session only: the table keeps the
+main thread's); the node budget counts the nodes of every thread, and the core's ``nodes``
+is their sum.
+Exact values are those of one thread; node counts, heuristic values and which of equally
+good moves is reported may differ from run to run. At most ``MAX_THREADS`` threads.
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ else:
 #: Lines and boxes of the largest board the compiled core takes.
 MAX_LINES = 128
 MAX_BOXES = 64
+#: The most threads one search of the compiled core runs.
+MAX_THREADS = 64
 
 
 def available() -> bool:
@@ -74,6 +88,12 @@ def resolve(core: str | None, t: Tables) -> str:
         raise ValueError(f"the compiled core takes boards of up to {MAX_LINES} lines; "
                          f"{t.w}x{t.h} has {t.nl}")
     return core
+
+
+def threads_of(threads: int) -> int:
+    """The threads a compiled search runs when asked for ``threads`` (at least 1, at most
+    ``MAX_THREADS``)."""
+    return max(1, min(MAX_THREADS, threads))
 
 
 def entry_bytes(lines: int) -> int:

@@ -71,9 +71,11 @@ class DotsGame(Game):
         """A state from an OpenSpiel line string; see :meth:`DotsState.from_lines`."""
         return DotsState.from_lines(self, lines, to_move, scores)
 
-    def analyse(self, state, limit, multipv, on_progress, cache=None, start=None, core=None):
+    def analyse(self, state, limit, multipv, on_progress, cache=None, start=None, core=None,
+                threads=1):
         from .search import analyse
-        return analyse(state, limit, multipv, on_progress, cache=cache, start=start, core=core)
+        return analyse(state, limit, multipv, on_progress, cache=cache, start=start, core=core,
+                       threads=threads)
 
 
 @cache

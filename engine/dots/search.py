@@ -393,7 +393,7 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      tt: TranspositionTable | None = None, symmetry: bool = True,
                      game: str = GAME_NAME, start: float | None = None,
                      solve: bool | None = None, caches: DotsCaches | None = None,
-                     core: str | None = None) -> Analysis:
+                     core: str | None = None, threads: int = 1) -> Analysis:
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
     proof from the third iteration on (default: when there is no limit at all). ``caches``:
@@ -401,7 +401,9 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     fresh one, dropped afterwards); ``tt``: a (Python) table to use instead of its own.
     ``core``: ``"c"`` or ``"python"`` (default: ``"c"`` when the compiled core is built and
     takes the board, unless ``tt`` is given; see :func:`compiled.resolve`, which raises
-    ``ValueError`` for a core that cannot run).
+    ``ValueError`` for a core that cannot run). ``threads``: the threads the compiled core's
+    search may run (see :mod:`compiled`; at most ``compiled.MAX_THREADS``); the Python search
+    runs on one whatever it says.
 
     The search recurses once per line it draws. When the interpreter's recursion limit
     leaves too few frames for that (the frames in use, the undrawn lines and a margin: more
@@ -414,18 +416,18 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     old = sys.getrecursionlimit()
     if old >= need:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches, core)
+                                 game, start, solve, caches, core, threads)
     sys.setrecursionlimit(need)
     try:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches, core)
+                                 game, start, solve, caches, core, threads)
     finally:
         if sys.getrecursionlimit() == need:
             sys.setrecursionlimit(old)
 
 
 def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
-                      solve, caches, core) -> Analysis:
+                      solve, caches, core, threads) -> Analysis:
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
@@ -434,7 +436,8 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     deadline = deadline_of(start, limit.time_ms)
     if core == "c":
         searcher = CompiledSearcher(t, symmetry=symmetry, deadline=deadline,
-                                    max_nodes=limit.nodes, caches=caches)
+                                    max_nodes=limit.nodes, caches=caches,
+                                    threads=compiled.threads_of(threads))
     else:
         searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
                             max_nodes=limit.nodes, caches=caches)
@@ -698,15 +701,16 @@ def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResul
 
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
-            cache=None, start: float | None = None, core: str | None = None) -> Analysis:
+            cache=None, start: float | None = None, core: str | None = None,
+            threads: int = 1) -> Analysis:
     """Analyse a Dots-and-Boxes ``state`` (a :class:`~engine.dots.state.DotsState`, or
     anything with ``game.width/height`` and ``drawn``) within ``limit``; see
     ``engine.analysis.analyse`` (``mate_in`` is always None: the value is the box margin).
     ``cache``: an ``engine.analysis.SearchCache`` whose caches for this board size (a
     :class:`~engine.dots.caches.DotsCaches`: the TT, the evaluation's and the chain DP's
     memos) the search starts from and leaves its entries in. ``start``: the
-    ``time.perf_counter()`` the time limit counts from (default: now). ``core``: see
-    :func:`analyse_position`."""
+    ``time.perf_counter()`` the time limit counts from (default: now). ``core`` and
+    ``threads``: see :func:`analyse_position`."""
     if start is None:
         start = time.perf_counter()
     game = state.game
@@ -716,4 +720,4 @@ def analyse(state, limit: Limit | None = None, multipv: int | None = None,
               if cache is not None else None)
     return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
                             game=getattr(game, "name", GAME_NAME), start=start, caches=caches,
-                            core=core)
+                            core=core, threads=threads)

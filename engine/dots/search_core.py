@@ -555,10 +555,14 @@ class CompiledSearcher(Searcher):
     (:mod:`compiled`): the same search node for node, without the GIL. Its table is the
     ``caches``' compiled one (``DotsCaches.compiled_table()``; a fresh ``DotsCaches`` when
     none is given). The counters and limits live in the core and are read and set through
-    the usual attributes. Raises ``ValueError`` when the core cannot search the board."""
+    the usual attributes. ``threads``: the threads each ``search`` may run (1 to
+    ``compiled.MAX_THREADS``; see :mod:`compiled`): with more than one, ``nodes`` counts
+    every thread's and the node budget is on that sum. Raises ``ValueError`` when the core
+    cannot search the board."""
 
     def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
-                 max_nodes: int | None = None, caches: DotsCaches | None = None) -> None:
+                 max_nodes: int | None = None, caches: DotsCaches | None = None,
+                 threads: int = 1) -> None:
         self.core = None
         caches = caches if caches is not None else DotsCaches(t)
         table = caches.compiled_table()
@@ -569,6 +573,7 @@ class CompiledSearcher(Searcher):
         core.deadline = deadline
         core.max_nodes = max_nodes
         core.etc_min_free = self.etc_min_free
+        core.threads = threads
         self.core = core
         self.search = core.search
 

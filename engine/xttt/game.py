@@ -55,9 +55,11 @@ class XtttGame(Game):
         return divmod(action, 16)
 
     def analyse(self, state, limit, multipv: int | None = None,
-                on_progress: Callable | None = None, cache=None, start=None, core=None):
+                on_progress: Callable | None = None, cache=None, start=None, core=None,
+                threads=1):
         """Alpha-beta search of ``state``; see :func:`engine.xttt.search.analyse`. There is
-        no compiled core for this game: ``core`` must be None or ``"python"``."""
+        no compiled core for this game: ``core`` must be None or ``"python"``, and the search
+        runs on one thread whatever ``threads`` says."""
         if core not in (None, "python"):
             raise ValueError(f"Extreme Tic-Tac-Toe has only the Python search, got core={core!r}")
         if not isinstance(state, XtttState):

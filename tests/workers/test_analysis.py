@@ -196,3 +196,56 @@ def test_the_runner_runs_the_requests_core(monkeypatch):
                                     core="c")
     with pytest.raises(ValueError, match="Python search"):
         runner.analyse(xttt)
+
+
+def test_the_runner_searches_on_the_threads_the_settings_give(monkeypatch, fresh_runner):
+    """``BOXFISH_SEARCH_THREADS`` reaches every analysis of the worker; unset or empty, a
+    worker uses every CPU it may; out of 1..64 it is refused when the runner is made."""
+    from boxfish.engine.analysis import usable_cores
+
+    monkeypatch.delenv("BOXFISH_SEARCH_THREADS", raising=False)
+    assert wa.process_runner().threads == usable_cores()
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_THREADS", "3")
+    runner = wa.process_runner()
+    assert runner.threads == 3
+    calls = spy_on_analyse(monkeypatch)
+    result = runner.analyse(trivial())
+    assert result["exact"] and calls[-1]["threads"] == 3
+    wa.process_runner.cache_clear()
+    monkeypatch.setenv("BOXFISH_SEARCH_THREADS", " ")
+    assert wa.process_runner().threads == usable_cores()
+    for bad in ("0", "65", "lots", "-2"):
+        wa.process_runner.cache_clear()
+        monkeypatch.setenv("BOXFISH_SEARCH_THREADS", bad)
+        with pytest.raises(ValueError, match="search_threads"):
+            wa.process_runner()
+    assert wa.AnalysisRunner(search_cache_entries=10, threads=2).threads == 2
+
+
+def test_workers_started_together_share_the_cores(monkeypatch):
+    """``boxfish serve --workers N`` and ``boxfish worker --workers N`` give each analysis
+    worker its share of the CPUs (workers times threads within them) unless
+    ``BOXFISH_SEARCH_THREADS`` says otherwise."""
+    from boxfish.engine.analysis import usable_cores
+    from boxfish.service.cli import _share_cores
+    from boxfish.service.config import search_threads_for
+
+    cores = usable_cores()
+    assert search_threads_for(1) == cores
+    assert search_threads_for(2) == max(1, cores // 2)
+    assert search_threads_for(cores + 1) == 1
+    for workers in (1, 2, 3, cores, 2 * cores):
+        env: dict = {}
+        _share_cores(env, workers)
+        threads = int(env["BOXFISH_SEARCH_THREADS"])
+        assert threads >= 1 and (threads * workers <= cores or threads == 1)
+    for given in ("5", "1"):
+        env = {"BOXFISH_SEARCH_THREADS": given}
+        _share_cores(env, 2)
+        assert env["BOXFISH_SEARCH_THREADS"] == given
+    env = {"BOXFISH_SEARCH_THREADS": ""}
+    _share_cores(env, 2)
+    assert env["BOXFISH_SEARCH_THREADS"] == str(search_threads_for(2))
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    assert search_threads_for(3) == 2 and search_threads_for(2) == 4
