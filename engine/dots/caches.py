@@ -20,8 +20,8 @@ each for its three memos. The default ``table_bytes``: for a search's own caches
 without ``--table-gb``), :func:`own_table_bytes`, a quarter of the machine's memory and at
 most ``OWN_TABLE_MAX_BYTES``; for an owner of ``max_entries``, the bytes of the Python
 table's share (:func:`compiled.entry_bytes` each). The table starts small and doubles as it
-fills, so an analysis only holds the memory its entries need. ``sizes()`` counts it as ``compiled`` (table entries) and
-``compiled_memos`` (the three memos' entries).
+fills, so an analysis only holds the memory its entries need. ``sizes()`` counts it as
+``compiled`` (table entries) and ``compiled_memos`` (the three memos' entries).
 """
 
 from __future__ import annotations

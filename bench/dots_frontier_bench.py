@@ -1,0 +1,95 @@
+"""The exact frontier (issue 23): untimed solves of the issue's position sets with the compiled
+core, each capped at ``--cap`` seconds, at each of ``--threads`` (a comma list).
+
+Sets (``--sets``, a comma list): ``5x5-44`` (5x5, 44 undrawn lines), ``4x5-42`` and
+``5x5-48``, ``--positions`` positions each, half from each generator of
+:mod:`boxfish.engine.dots.positions` (safe play, and play biased 70-90% to safe moves), with
+no box to take at the root, from ``--seed``. Every solve starts from an empty table of
+``--table-gb`` GiB. A position that is not solved within the cap counts as the cap (its row
+says so), so a median or maximum with a ``>`` is a lower bound.
+
+    python bench/dots_frontier_bench.py --sets 5x5-44,4x5-42 --positions 8 --cap 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dots_solve_bench import say, table  # noqa: E402
+
+from boxfish.engine.analysis import Limit  # noqa: E402
+from boxfish.engine.dots.caches import DotsCaches  # noqa: E402
+from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
+from boxfish.engine.dots.search import analyse_position  # noqa: E402
+from boxfish.engine.dots.search_board import tables  # noqa: E402
+
+GiB = 1 << 30
+
+
+def positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
+    rng = random.Random(seed)
+    t = tables(w, h)
+    out: list[int] = []
+    while len(out) < n:
+        p = (safe_play(rng, w, h, undrawn) if len(out) % 2 == 0
+             else biased_play(rng, w, h, undrawn, rng.uniform(0.7, 0.9)))
+        if 3 not in t.valences(p.drawn):
+            out.append(p.drawn)
+    return out
+
+
+def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float):
+    caches = DotsCaches(tables(w, h), table_bytes=int(table_gb * GiB))
+    start = time.perf_counter()
+    # an untimed solve (solve=True: straight to the end after two iterations), capped
+    a = analyse_position(w, h, drawn, Limit(time_ms=int(cap * 1000)), multipv=1, solve=True,
+                         start=start, caches=caches, core="c", threads=threads)
+    return a.exact, time.perf_counter() - start, a.nodes, a.value
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="5x5-44,4x5-42")
+    ap.add_argument("--positions", type=int, default=8)
+    ap.add_argument("--cap", type=float, default=60.0)
+    ap.add_argument("--threads", default="2")
+    ap.add_argument("--table-gb", type=float, default=2.0)
+    ap.add_argument("--seed", type=int, default=2023)
+    args = ap.parse_args()
+    summary = []
+    for name in args.sets.split(","):
+        size, undrawn = name.split("-")
+        w, h = (int(x) for x in size.split("x"))
+        pos = positions(w, h, int(undrawn), args.positions, args.seed)
+        for threads in (int(x) for x in args.threads.split(",")):
+            rows, times, nodes = [], [], []
+            for i, drawn in enumerate(pos):
+                exact, secs, n, value = solve(w, h, drawn, args.cap, threads, args.table_gb)
+                times.append(secs if exact else float("inf"))
+                nodes.append(n)
+                rows.append([i, "safe" if i % 2 == 0 else "biased",
+                             f"{value:+d}" if exact else "unsolved",
+                             f"{secs:.1f}" if exact else f"> {args.cap:.0f}", f"{n:,}"])
+                say(f"  {name} threads {threads} #{i}: {rows[-1][2]} {rows[-1][3]} s "
+                    f"{n:,} nodes")
+            say(f"\n{name}, {threads} thread(s), cap {args.cap:.0f} s:")
+            table(["#", "generator", "value", "s", "nodes"], rows)
+            med = statistics.median(times)
+            summary.append([name, threads, f"{sum(t < float('inf') for t in times)}/{len(pos)}",
+                            f"{med:.1f}" if med < float("inf") else f"> {args.cap:.0f}",
+                            f"{max(times):.1f}" if max(times) < float("inf")
+                            else f"> {args.cap:.0f}",
+                            f"{statistics.median(nodes):,.0f}"])
+    say("Summary:")
+    table(["set", "threads", "solved", "median s", "max s", "median nodes"], summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
