@@ -370,10 +370,12 @@ def _drawn_of(state, t: Tables) -> int:
     return mask
 
 
-# The search recurses once per line it draws. Frames it may stack besides: the driver above it
-# (``analyse_position`` down to ``child_value``) and the helpers below its deepest node (the
-# capture phase, the chain walks, the evaluation and the chain DP, whose recursion is bounded
-# by the components left, so by the lines the search did not draw).
+# The search recurses once per line it draws, two frames each (the node's ``search`` and its
+# ``node_children`` phase, which calls the child's ``search``). Frames it may stack besides: the
+# driver above it (``analyse_position`` down to ``child_value``) and the helpers below its
+# deepest node (the capture phase, the chain walks, the evaluation and the chain DP, whose
+# recursion is bounded by the components left, so by the lines the search did not draw).
+_FRAMES_PER_LINE = 2
 _EXTRA_FRAMES = 50
 
 
@@ -405,14 +407,14 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     search may run (see :mod:`compiled`; at most ``compiled.MAX_THREADS``); the Python search
     runs on one whatever it says.
 
-    The search recurses once per line it draws. When the interpreter's recursion limit
-    leaves too few frames for that (the frames in use, the undrawn lines and a margin: more
-    than the default 1000 only past about 900 undrawn lines, or from a deep caller), it is
-    raised for the duration of this call and put back before it returns (unless something
-    else changed it meanwhile). The limit is process-wide: a thread that runs another deep
-    search at the same time must not rely on it."""
+    The search recurses once per line it draws (two frames each). When the interpreter's
+    recursion limit leaves too few frames for that (the frames in use, two per undrawn line
+    and a margin: more than the default 1000 only past about 450 undrawn lines, or from a
+    deep caller), it is raised for the duration of this call and put back before it returns
+    (unless something else changed it meanwhile). The limit is process-wide: a thread that
+    runs another deep search at the same time must not rely on it."""
     all_lines = (1 << ((h + 1) * w + h * (w + 1))) - 1
-    need = _stack_depth() + (all_lines & ~drawn).bit_count() + _EXTRA_FRAMES
+    need = _stack_depth() + _FRAMES_PER_LINE * (all_lines & ~drawn).bit_count() + _EXTRA_FRAMES
     old = sys.getrecursionlimit()
     if old >= need:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,

@@ -36,6 +36,11 @@ What makes it fast and still exact:
   off.
 * Iterative deepening with a heuristic at the horizon (``evaluate``); a node's result is
   *proven* when no heuristic value was used below it, which is what ``exact`` reports.
+
+A node runs in seven named phases, in order: ``node_captures``, ``node_probe``,
+``node_leaf``, ``node_generate``, ``node_etc``, ``node_children``, ``node_store`` (what each
+promises: the comment above them in ``Searcher._build_search``). The compiled core's
+``search()`` runs the same phases under the same names in the same order.
 """
 
 from __future__ import annotations
@@ -278,37 +283,61 @@ class Searcher(SearcherBase):
             for ln in g:
                 twin_line |= 1 << ln
 
-        def search(drawn: int, alpha: int, beta: int, depth: int,
-                   vals: list[int] | None = None, km: tuple | None = None) -> int:
-            """Negamax value of ``drawn`` for the player to move, searched to ``depth``
-            (``PROVEN``-based depths: to the end). ``vals``: the box valences of ``drawn``
-            when the caller has them (the list is the callee's to change); ``km``: its
-            ``(key, symmetry, images, sorted images)`` when the caller computed them (a
-            safe line's child, by the enhanced transposition cutoff)."""
-            n = self.nodes = self.nodes + 1
-            if not n & 15:
-                check()
-            elif every_node:
-                dl = self.deadline
-                if dl is not None and perf() >= dl:
-                    raise SearchAborted
-            if vals is None:
-                vals = [(drawn & m).bit_count() for m in box_mask]
+        # The node's phases, in order (the compiled core's search() runs the same phases under
+        # the same names; tests/engine/dots/test_phases.py keeps the two so). Each returns,
+        # among its results, the value of the position after the forced captures when it
+        # settles the node (None when the node goes on); ``search`` adds the captured boxes.
+        # The captures come before the probe: the table keys the position after them.
+        #
+        #   node_captures  takes the forced captures (``capture_phase``), keeping the decision
+        #                  points; settles the node when the board is full or the boxes left
+        #                  cannot reach into the window.
+        #   node_probe     keys the position (modulo symmetries and twins; a key handed down
+        #                  by the parent's cutoffs is used as is) and probes the table: settles
+        #                  the node when the entry is deep enough and decides the window; else
+        #                  gives the TT move (in a proof only a proven entry's).
+        #   node_leaf      without decision points: settles the node by the chain DP when every
+        #                  box left has valence 2 (stored as proven), or at depth 0 by the
+        #                  evaluation (a horizon value).
+        #   node_generate  the moves to search, in order: the decision points' replies (take,
+        #                  and decline when there is one), or the safe lines best first
+        #                  (``gen_safe``); the TT move first (an unsafe one added in front,
+        #                  "tried"). The safe lines' generation order is kept for node_etc,
+        #                  which probes in it.
+        #   node_etc       enhanced transposition cutoffs (safe lines, at nodes with
+        #                  ``etc_min_free`` undrawn lines or more): keys every safe line's child
+        #                  and settles the node when one's entry refutes the window (the first
+        #                  in generation order); the keys are kept to be handed to the children.
+        #   node_children  searches the moves (principal variation search; a capture keeps the
+        #                  turn), then the sacrifices (``gen_sacrifices``) when no safe line cut
+        #                  the node off: the best value and move, and whether they are proven
+        #                  (no horizon value used below).
+        #   node_store     stores the result in the table: exact, a lower or an upper bound,
+        #                  proven or at this depth, the best move in the key's frame.
+        #
+        # (node_children calls ``search``: the search stacks two frames per line it draws.)
+
+        def node_captures(drawn, alpha, beta, vals):
+            """1. Forced captures: (drawn, boxes taken, decision points, value)."""
             gained = 0
             decisions = None
             if 3 in vals:
                 drawn, gained, _, decisions = capture_phase(drawn, vals)
                 if drawn == full:
-                    return gained
+                    return drawn, gained, decisions, 0
                 alpha -= gained
                 beta -= gained
             elif drawn == full:
-                return 0
+                return drawn, 0, decisions, 0
             rem = nb - vals.count(4)
             if alpha >= rem:
-                return gained + rem
+                return drawn, gained, decisions, rem
             if beta <= -rem:
-                return gained - rem
+                return drawn, gained, decisions, -rem
+            return drawn, gained, decisions, None
+
+        def node_probe(drawn, alpha, beta, depth, km):
+            """2. Table probe: (key, symmetry, images, sorted images, TT move, value)."""
             if km is not None:
                 key, s, raw, srt = km
             else:
@@ -334,78 +363,99 @@ class Searcher(SearcherBase):
                     if lo >= beta or lo == hi:
                         if ed < PROVEN:
                             self.horizon += 1
-                        return gained + lo
+                        return key, s, raw, srt, ttmove, lo
                     if hi <= alpha:
                         if ed < PROVEN:
                             self.horizon += 1
-                        return gained + hi
+                        return key, s, raw, srt, ttmove, hi
                 # in a proof only a proven entry's move leads: the moves the shallow
                 # iterations left near the root order a proof worse than the safe-line order
                 # (nodes to solve 3x4 6.48M -> 5.29M, 2x5 900k -> 625k; 3x3 80k -> 83k,
                 # 2x4 54k -> 61k)
                 if m >= 0 and (ed >= PROVEN or depth < heuristic):
                     ttmove = from_key_frame(drawn, m, s)
-            unsafe = 0
-            ckm = None  # safe line -> its child's km, from the enhanced transposition cutoff
+            return key, s, raw, srt, ttmove, None
+
+        def node_leaf(drawn, depth, vals, decisions, key):
+            """3. Loony endgame / leaf: the value, or None."""
+            if decisions:
+                return None
+            if 0 not in vals and 1 not in vals:
+                chains, loops = component_sizes(t, drawn, vals)
+                chains.sort()
+                loops.sort()
+                v = -loony_value(tuple(chains), tuple(loops))
+                store(key, PROVEN, v, v, -1)
+                return v
+            if depth <= 0:
+                self.horizon += 1
+                return evaluate(drawn, vals)
+            return None
+
+        def node_generate(drawn, depth, vals, decisions, ttmove):
+            """4. Generate and order: (moves, the safe lines in generation order, the unsafe
+            lines' mask, the unsafe TT move tried first or -1)."""
             if decisions:
                 moves = [d[0] for d in decisions]
                 if len(decisions) == 1:
                     moves.append(decisions[0][1])
+                unsafe = 0
             else:
-                if 0 not in vals and 1 not in vals:
-                    chains, loops = component_sizes(t, drawn, vals)
-                    chains.sort()
-                    loops.sort()
-                    v = -loony_value(tuple(chains), tuple(loops))
-                    store(key, PROVEN, v, v, -1)
-                    return gained + v
-                if depth <= 0:
-                    self.horizon += 1
-                    return gained + evaluate(drawn, vals)
                 # the sacrifices are generated only when no safe line has cut the node off
                 moves, unsafe = gen_safe(drawn, vals, depth >= heuristic)
-                if (full & ~drawn).bit_count() >= self.etc_min_free:
-                    # enhanced transposition cutoff: a safe line whose position is already
-                    # known to refute the window ends the node without a search
-                    ckm = {}
-                    cdepth = depth - 1
-                    for ln in moves:   # all safe lines: no box of theirs reaches valence 3
-                        img = line_imgs[ln]
-                        craw = raw | img
-                        if twin_line >> ln & 1:
-                            packed = craw
-                            for ma, sh in kswap:
-                                c = (packed >> sh) & ma & ~packed
-                                if c:
-                                    packed ^= c | (c << sh)
-                        else:
-                            # a line of no twin group: its images are in none either, so the
-                            # parent's sorted images stay sorted
-                            packed = srt | img
-                        ck, cs = select(packed)
-                        # handed to the child when it is searched (a safe line takes nothing)
-                        ckm[ln] = (ck, cs, craw, packed)
-                        ce = table.get(ck)
-                        if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
-                            v = -ce[2]
-                            if ce[0] < PROVEN:
-                                self.horizon += 1
-                            cm = syms[s][ln] if s else ln
-                            store(key, PROVEN if ce[0] >= PROVEN else depth, v, INF, cm)
-                            return gained + v
-            if handed_keys is not None and ckm:
-                handed_keys.append((drawn, ckm))
+            safe = moves
             tried = -1
             if ttmove >= 0:
                 if ttmove in moves:
                     if moves[0] != ttmove:
+                        moves = moves[:]
                         moves.remove(ttmove)
                         moves.insert(0, ttmove)
                 elif unsafe >> ttmove & 1:
-                    moves.insert(0, ttmove)
+                    moves = [ttmove, *moves]
                     tried = ttmove
+            return moves, safe, unsafe, tried
+
+        def node_etc(drawn, beta, depth, decisions, key, s, raw, srt, safe):
+            """5. Enhanced transposition cutoffs: ({safe line: its child's km} or None,
+            value)."""
+            if decisions or (full & ~drawn).bit_count() < self.etc_min_free:
+                return None, None
+            # a safe line whose position is already known to refute the window ends the node
+            # without a search
+            ckm = {}
+            cdepth = depth - 1
+            for ln in safe:   # no box of theirs reaches valence 3
+                img = line_imgs[ln]
+                craw = raw | img
+                if twin_line >> ln & 1:
+                    packed = craw
+                    for ma, sh in kswap:
+                        c = (packed >> sh) & ma & ~packed
+                        if c:
+                            packed ^= c | (c << sh)
+                else:
+                    # a line of no twin group: its images are in none either, so the parent's
+                    # sorted images stay sorted
+                    packed = srt | img
+                ck, cs = select(packed)
+                # handed to the child when it is searched (a safe line takes nothing)
+                ckm[ln] = (ck, cs, craw, packed)
+                ce = table.get(ck)
+                if ce is not None and ce[0] >= cdepth and -ce[2] >= beta:
+                    v = -ce[2]
+                    if ce[0] < PROVEN:
+                        self.horizon += 1
+                    cm = syms[s][ln] if s else ln
+                    store(key, PROVEN if ce[0] >= PROVEN else depth, v, INF, cm)
+                    return ckm, v
+            if handed_keys is not None and ckm:
+                handed_keys.append((drawn, ckm))
+            return ckm, None
+
+        def node_children(drawn, alpha, beta, depth, vals, moves, unsafe, tried, ckm):
+            """6. Children: (best value, best move, proven)."""
             h0 = self.horizon
-            alpha0 = alpha
             best = -INF
             bestm = -1
             first = True
@@ -482,8 +532,11 @@ class Searcher(SearcherBase):
                         if moves:
                             continue
                 break
-            proven = self.horizon == h0
-            if best <= alpha0:
+            return best, bestm, self.horizon == h0
+
+        def node_store(key, s, depth, alpha, beta, best, bestm, proven):
+            """7. Store (``alpha``/``beta``: the node's window after the captures)."""
+            if best <= alpha:
                 lo, hi = -INF, best
             elif best >= beta:
                 lo, hi = best, INF
@@ -491,6 +544,42 @@ class Searcher(SearcherBase):
                 lo = hi = best
             cm = syms[s][bestm] if s and bestm >= 0 else bestm
             store(key, PROVEN if proven else depth, lo, hi, cm)
+
+        def search(drawn: int, alpha: int, beta: int, depth: int,
+                   vals: list[int] | None = None, km: tuple | None = None) -> int:
+            """Negamax value of ``drawn`` for the player to move, searched to ``depth``
+            (``PROVEN``-based depths: to the end). ``vals``: the box valences of ``drawn``
+            when the caller has them (the list is the callee's to change); ``km``: its
+            ``(key, symmetry, images, sorted images)`` when the caller computed them (a
+            safe line's child, by the enhanced transposition cutoff). The node's phases
+            above, in order."""
+            n = self.nodes = self.nodes + 1
+            if not n & 15:
+                check()
+            elif every_node:
+                dl = self.deadline
+                if dl is not None and perf() >= dl:
+                    raise SearchAborted
+            if vals is None:
+                vals = [(drawn & m).bit_count() for m in box_mask]
+            drawn, gained, decisions, v = node_captures(drawn, alpha, beta, vals)
+            if v is not None:
+                return gained + v
+            alpha -= gained
+            beta -= gained
+            key, s, raw, srt, ttmove, v = node_probe(drawn, alpha, beta, depth, km)
+            if v is not None:
+                return gained + v
+            v = node_leaf(drawn, depth, vals, decisions, key)
+            if v is not None:
+                return gained + v
+            moves, safe, unsafe, tried = node_generate(drawn, depth, vals, decisions, ttmove)
+            ckm, v = node_etc(drawn, beta, depth, decisions, key, s, raw, srt, safe)
+            if v is not None:
+                return gained + v
+            best, bestm, proven = node_children(drawn, alpha, beta, depth, vals, moves, unsafe,
+                                                tried, ckm)
+            node_store(key, s, depth, alpha, beta, best, bestm, proven)
             return gained + best
 
         return search
