@@ -3,9 +3,9 @@
  * search_core.py is the readable reference; this file follows it step by step (the same
  * forced captures and decision points, move ordering, enhanced transposition cutoffs,
  * transposition-table semantics, symmetry and twin-line keys, sacrifices, chain DP and
- * horizon evaluation), so both report the same value, bound, best move and node count (on one
- * thread) as long as neither transposition table has had to replace an entry. Comments here say only
- * what differs from the Python or why the C is written the way it is.
+ * horizon evaluation), so both report the same value, bound, best move and node count (on
+ * one thread) as long as neither transposition table has had to replace an entry. Comments
+ * here say only what differs from the Python or why the C is written the way it is.
  *
  * Three types:
  *   Board  the immutable tables of one board size (built from engine.dots.search_board);
@@ -2306,15 +2306,16 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
  * searches the root as with one thread; once it has searched SPAWN_NODES nodes (a smaller
  * search never starts a thread), threads - 1 helpers search the same root with the same
  * window and depth, sharing the transposition table. Each helper orders its moves by its
- * own perturbed centrality (a copy of the board's tables: ties among equally central lines
- * broken at random, differently in each), so the threads spread over different subtrees
- * and each finds the others' results in the table. The first thread to finish has the
- * answer (every thread searches the same root, window and depth, and every entry in the
- * table is true, so any thread's value is right); the others stop at their next limit check
- * (every 16 nodes).
+ * own perturbed centrality (a copy of the board's tables where equally central lines are
+ * split at random, differently in each helper), so the threads spread over different
+ * subtrees and each finds the others' results in the table. The first thread to finish has
+ * the answer (every thread searches the same root, window and depth, and every entry in the
+ * table is true, so any thread's value is right); the others stop at their next limit
+ * check (every 16 nodes).
  *
  * What the threads share, and how:
- *   the table's entries: lockless (see "Table"); its counters: relaxed atomic adds;
+ *   the table's entries: lockless (see "Table"); its counters: each thread counts in its
+ *     own (tls) and adds them to the table's every 16 nodes;
  *   its growth: a store that would grow the table asks for it (shared_request_grow); every
  *     thread stops at its next limit check (between two nodes, holding no entry) and the
  *     last to stop grows it, then all go on;
