@@ -40,22 +40,12 @@ from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search import analyse_position
 from boxfish.engine.dots.search_board import tables
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dots_solve_bench import say, table  # noqa: E402  (this folder: the script's own)
+
 MiB = 1 << 20
 GiB = 1 << 30
 SECTIONS = ("4x4", "5x5")
-
-
-def say(*args) -> None:
-    print(*args, flush=True)
-
-
-def table(head, rows) -> None:
-    """A markdown table."""
-    say("| " + " | ".join(head) + " |")
-    say("|" + "---|" * len(head))
-    for r in rows:
-        say("| " + " | ".join(str(x) for x in r) + " |")
-    say()
 
 
 def load() -> str:

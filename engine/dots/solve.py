@@ -30,7 +30,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..search import SearchAborted
 from . import compiled
@@ -86,7 +86,6 @@ class SolveProgress:
     saved: bool = False
     value: int | None = None
     best_line: int | None = None
-    extra: dict = field(default_factory=dict)
 
 
 class Solve:
@@ -139,7 +138,6 @@ class Solve:
         s = self.searcher
         start = last_save = last_report = time.monotonic()
         nodes0 = s.nodes
-        progress = self._progress(start, nodes0, None)
         for ln in self.order:
             if ln in self.settled:
                 continue
@@ -152,7 +150,7 @@ class Solve:
                 if self._stop:
                     return self._finish(start, nodes0, ln, on_progress, saved=True)
                 if self.checkpoint is not None and now - last_save >= self.interval_s:
-                    self._save(self.checkpoint, start, nodes0, ln)
+                    self._save(self.checkpoint, nodes0, ln)
                     last_save = now
                 if on_progress is not None and now - last_report >= progress_s:
                     on_progress(self._progress(start, nodes0, ln))
@@ -176,10 +174,8 @@ class Solve:
                 self.current_bounds = (lo, hi)
             self.settled[ln] = RootResult(ln, lo, hi)
             self.current_line, self.current_bounds = None, (-INF, INF)
-        s.deadline = None
-        progress = self._finish(start, nodes0, None, on_progress, saved=self.checkpoint
-                                is not None)
-        return progress
+        return self._finish(start, nodes0, None, on_progress,
+                            saved=self.checkpoint is not None)
 
     def _best(self) -> int | None:
         exact = [r.lower for r in self.settled.values() if r.exact]
@@ -189,7 +185,7 @@ class Solve:
                 on_progress, saved: bool) -> SolveProgress:
         self.searcher.deadline = None
         if saved and self.checkpoint is not None:
-            self._save(self.checkpoint, start, nodes0, current)
+            self._save(self.checkpoint, nodes0, current)
         p = self._progress(start, nodes0, current)
         p.saved = saved and self.checkpoint is not None
         if on_progress is not None:
@@ -215,7 +211,7 @@ class Solve:
 
     # -- checkpoints -----------------------------------------------------------------------
 
-    def _header(self, start: float, nodes0: int, current: int | None) -> dict:
+    def _header(self, nodes0: int, current: int | None) -> dict:
         return {"format": FORMAT, "width": self.w, "height": self.h, "drawn": self.drawn,
                 "settled": [[r.line, _enc(r.lower), _enc(r.upper)]
                             for r in self.settled.values()],
@@ -223,8 +219,8 @@ class Solve:
                 "current_bounds": [_enc(b) for b in self.current_bounds],
                 "nodes": self.nodes_before + self.searcher.nodes - nodes0}
 
-    def _save(self, path: str, start: float, nodes0: int, current: int | None) -> None:
-        header = json.dumps(self._header(start, nodes0, current)).encode() + b"\n"
+    def _save(self, path: str, nodes0: int, current: int | None) -> None:
+        header = json.dumps(self._header(nodes0, current)).encode() + b"\n"
         entries = self.caches.compiled.export_proven()
         tmp = f"{path}.tmp"
         with open(tmp, "wb") as f:
