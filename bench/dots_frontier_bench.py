@@ -9,6 +9,10 @@ no box to take at the root, from ``--seed``. Every solve starts from an empty ta
 says so), so a median or maximum with a ``>`` is a lower bound.
 
     python bench/dots_frontier_bench.py --sets 5x5-44,4x5-42 --positions 8 --cap 60
+
+``--compare loony_bound`` measures one of the search's prunings instead: every position is
+solved with it off (the baseline) and on, in the same run, on ``--threads``' first count (1
+gives node counts that do not vary), and the nodes and times are set side by side.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from boxfish.engine.dots.caches import DotsCaches  # noqa: E402
 from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
 from boxfish.engine.dots.search import analyse_position  # noqa: E402
 from boxfish.engine.dots.search_board import tables  # noqa: E402
+from boxfish.engine.dots.search_core import Searcher  # noqa: E402
+
+#: the prunings ``--compare`` can turn off: name -> the Searcher attribute of its default
+PRUNINGS = {"loony_bound": "default_loony_bound"}
 
 GiB = 1 << 30
 
@@ -44,12 +52,14 @@ def positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
     return out
 
 
-def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float):
+def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float,
+          cap_nodes: int | None = None):
     caches = DotsCaches(tables(w, h), table_bytes=int(table_gb * GiB))
     start = time.perf_counter()
     # an untimed solve (solve=True: straight to the end after two iterations), capped
-    a = analyse_position(w, h, drawn, Limit(time_ms=int(cap * 1000)), multipv=1, solve=True,
-                         start=start, caches=caches, core="c", threads=threads)
+    a = analyse_position(w, h, drawn, Limit(time_ms=int(cap * 1000), nodes=cap_nodes),
+                         multipv=1, solve=True, start=start, caches=caches, core="c",
+                         threads=threads)
     return a.exact, time.perf_counter() - start, a.nodes, a.value
 
 
@@ -61,7 +71,13 @@ def main() -> int:
     ap.add_argument("--threads", default="2")
     ap.add_argument("--table-gb", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=2023)
+    ap.add_argument("--cap-nodes", type=int, default=None,
+                    help="a node cap as well (the same on a busy host, unlike the time)")
+    ap.add_argument("--compare", choices=sorted(PRUNINGS),
+                    help="solve every position without this pruning and with it")
     args = ap.parse_args()
+    if args.compare:
+        return compare(args)
     summary = []
     for name in args.sets.split(","):
         size, undrawn = name.split("-")
@@ -70,7 +86,8 @@ def main() -> int:
         for threads in (int(x) for x in args.threads.split(",")):
             rows, times, nodes = [], [], []
             for i, drawn in enumerate(pos):
-                exact, secs, n, value = solve(w, h, drawn, args.cap, threads, args.table_gb)
+                exact, secs, n, value = solve(w, h, drawn, args.cap, threads, args.table_gb,
+                                             args.cap_nodes)
                 times.append(secs if exact else float("inf"))
                 nodes.append(n)
                 rows.append([i, "safe" if i % 2 == 0 else "biased",
@@ -88,6 +105,41 @@ def main() -> int:
                             f"{statistics.median(nodes):,.0f}"])
     say("Summary:")
     table(["set", "threads", "solved", "median s", "max s", "median nodes"], summary)
+    return 0
+
+
+def compare(args) -> int:
+    attr = PRUNINGS[args.compare]
+    threads = int(args.threads.split(",")[0])
+    rows, tot = [], {False: [0.0, 0], True: [0.0, 0]}
+    for name in args.sets.split(","):
+        size, undrawn = name.split("-")
+        w, h = (int(x) for x in size.split("x"))
+        for i, drawn in enumerate(positions(w, h, int(undrawn), args.positions, args.seed)):
+            got = {}
+            for on in (False, True):
+                setattr(Searcher, attr, on)
+                try:
+                    got[on] = solve(w, h, drawn, args.cap, threads, args.table_gb,
+                                    args.cap_nodes)
+                finally:
+                    setattr(Searcher, attr, True)
+            (ex0, s0, n0, v0), (ex1, s1, n1, v1) = got[False], got[True]
+            if ex0 and ex1 and v0 != v1:
+                raise SystemExit(f"{name} #{i}: the values differ ({v0} without, {v1} with)")
+            for on in (False, True):
+                tot[on][0] += got[on][1]
+                tot[on][1] += got[on][2]
+            rows.append([name, i, f"{v1:+d}" if ex1 else "unsolved",
+                         f"{s0:.1f}" + ("" if ex0 else " (cap)"), f"{n0:,}",
+                         f"{s1:.1f}" + ("" if ex1 else " (cap)"), f"{n1:,}", f"{n1 / n0:.3f}"])
+            say(f"  {' '.join(str(x) for x in rows[-1])}")
+    say(f"\n{args.compare} off, then on; {threads} thread(s), cap {args.cap:.0f} s, "
+        f"seed {args.seed}:")
+    table(["set", "#", "value", "off s", "off nodes", "on s", "on nodes", "nodes on/off"], rows)
+    (t0, n0), (t1, n1) = tot[False], tot[True]
+    say(f"Total: off {t0:.1f} s, {n0:,} nodes; on {t1:.1f} s, {n1:,} nodes; "
+        f"nodes x{n1 / n0:.3f}, time x{t1 / t0:.3f}")
     return 0
 
 

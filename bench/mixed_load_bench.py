@@ -21,12 +21,10 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
-from service_bench import Client, create_games, pct, start_serve
+from service_bench import Client, create_games, old_pythonpath, pct, start_serve
 
 from boxfish import engine
 from boxfish.service.embedded_redis import free_port
@@ -125,24 +123,17 @@ def serve_and_load(seconds: float, seed: int, pythonpath: str | None) -> dict:
         proc.wait(30)
 
 
-def old_pythonpath(src: str) -> str:
-    """A folder whose ``boxfish/`` links to the old checkout's engine, service and workers."""
-    root = Path(tempfile.mkdtemp(prefix="boxfish-old-")) / "boxfish"
-    root.mkdir()
-    for name in ("engine", "service", "workers"):
-        (root / name).symlink_to(Path(src).resolve() / name)
-    return str(root.parent)
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--old-src", help="an earlier checkout to compare with, alternating")
+    p.add_argument("--old-hide", default="", help="comma-separated modules the old version "
+                   "runs without (e.g. hiredis, which redis-py uses whenever it can)")
     args = p.parse_args()
     versions = [("this version", None)]
     if args.old_src:
-        versions.insert(0, ("old version", old_pythonpath(args.old_src)))
+        versions.insert(0, ("old version", old_pythonpath(args.old_src, args.old_hide)))
     results: dict[str, list[dict]] = {name: [] for name, _ in versions}
     for r in range(args.rounds):
         for name, path in versions:

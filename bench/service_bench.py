@@ -14,6 +14,12 @@ Targets (issue 4): >= 800 appends/s with p99 <= 50 ms at 8 clients; analysis p50
 
     python bench/service_bench.py [--url http://127.0.0.1:8000] [--appends 3000]
 
+With ``--old-src DIR`` (a checkout of an earlier version, e.g. made with ``git worktree add``)
+the appends are measured for that version too, alternating with this one ``--rounds`` times
+(each round a fresh ``boxfish serve`` of each), and a table compares the two: the medians of
+appends/s, p50, p99 and the API's CPU per append (its gunicorn processes only, from /proc:
+load-independent), with the ratios (this / old).
+
 With ``--url``, give that server ``BOXFISH_RATE_LIMIT_ANALYSES`` above 2 x --analysis-rounds
 a minute (the default is 60), or the analysis figures include 429s.
 
@@ -26,6 +32,8 @@ Issue 13's sections (each prints a markdown table; ``--skip basic,store,workers`
   one replica (``--replicaof``), so that ACK=1 can succeed and ACK is the only difference;
   "cluster" is 3 masters + 3 replicas (tests/redis_cluster.py). Every store server runs like
   the cluster's nodes: ``appendonly no``, no snapshots (the replica is the copy).
+  ``--migration both`` runs each row with the webhook registrations' migration going on and
+  then ended (``boxfish migrate-webhooks`` first: no read of the old location per append).
 * workers: analyses/s through the API (POST /v1/analyses?wait=10, ``--analysis-clients``
   concurrent clients for ``--analysis-seconds``) with ``--workers-list`` (1,2,4) RQ worker
   processes, for trivial positions (a nearly finished 2x1 game) and ``--slow-ms`` (200 ms)
@@ -50,10 +58,15 @@ import tempfile
 import threading
 import time
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlparse
 
+import redis
+
 from boxfish import engine
+from boxfish.service.config import Settings
 from boxfish.service.embedded_redis import free_port, redis_server_binary
+from boxfish.service.keys import KeySpace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -98,6 +111,66 @@ def tree_cpu_s(root: int | list[int] | None) -> float:
     return total
 
 
+def _parents() -> dict[int, int]:
+    """Every process's parent (from /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    return parents
+
+
+def children(root: int) -> list[int]:
+    """The pids of the processes whose parent is ``root``."""
+    return [p for p, pp in _parents().items() if pp == root]
+
+
+def descendants(root: int) -> list[int]:
+    """The pids of every process below ``root`` (from /proc)."""
+    parents = _parents()
+    out, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        below = [p for p, pp in parents.items() if pp == pid]
+        out += below
+        frontier += below
+    return out
+
+
+def api_pid(root: int) -> int | None:
+    """The gunicorn master below ``root`` (``boxfish serve``): its tree is the API alone,
+    without Redis and the RQ workers."""
+    for pid in sorted(descendants(root)):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(part.endswith(b"gunicorn") for part in cmdline[:3]):
+            return pid
+    return None
+
+
+def old_pythonpath(src: str, hide: str = "") -> str:
+    """A folder whose ``boxfish/`` links to the old checkout's engine, service and workers
+    (its compiled engine core too, which the checkout must hold: copy the ``.so`` in).
+    ``hide``: comma-separated modules installed now that the old version did not depend on
+    (e.g. ``hiredis``, which redis-py uses whenever it can import it): there, importing them
+    raises ImportError, as without them."""
+    root = Path(tempfile.mkdtemp(prefix="boxfish-old-")) / "boxfish"
+    root.mkdir()
+    for name in ("engine", "service", "workers"):
+        (root / name).symlink_to(Path(src).resolve() / name)
+    for module in filter(None, hide.split(",")):
+        (root.parent / f"{module}.py").write_text(
+            f"raise ImportError('{module} hidden: the old version did not depend on it')\n")
+    return str(root.parent)
+
+
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -116,7 +189,7 @@ def create_games(base: str, count: int, size: int) -> list[tuple[str, dict]]:
 
 
 def bench_appends(base: str, clients: int, total: int, server_pid: int | None,
-                  redis_pids: list[int] | None = None) -> dict:
+                  redis_pids: list[int] | None = None, api: int | None = None) -> dict:
     game = engine.load_game("dots-and-boxes", width=SIZE, height=SIZE)
     order = game.new_state().legal_moves()
     per_client = max(1, min(len(order), total // clients))
@@ -150,9 +223,11 @@ def bench_appends(base: str, clients: int, total: int, server_pid: int | None,
     barrier.wait()
     t0, cpu0, client0 = time.perf_counter(), tree_cpu_s(server_pid), time.process_time()
     rcpu0 = tree_cpu_s(redis_pids) if redis_pids else 0.0
+    api0 = tree_cpu_s(api)
     for t in threads:
         t.join()
     elapsed = time.perf_counter() - t0
+    api_cpu = tree_cpu_s(api) - api0
     server_cpu = tree_cpu_s(server_pid) - cpu0
     redis_cpu = (tree_cpu_s(redis_pids) - rcpu0) if redis_pids else 0.0
     client_cpu = time.process_time() - client0
@@ -164,6 +239,7 @@ def bench_appends(base: str, clients: int, total: int, server_pid: int | None,
             "p50_ms": pct(flat, 50) * 1000, "p99_ms": pct(flat, 99) * 1000,
             "server_cpu_ms": server_cpu * 1000 / max(1, n),
             "redis_cpu_ms": redis_cpu * 1000 / max(1, n),
+            "api_cpu_ms": api_cpu * 1000 / max(1, n),
             "client_cpu_ms": client_cpu * 1000 / max(1, n),
             "errors": len(errors), "statuses": dict(sorted(statuses.items())),
             "elapsed_s": elapsed}
@@ -269,10 +345,31 @@ def launch_serve(port: int, workers: int, threads: int, http_workers: int,
             wait_http(port, "/readyz", proc, check=lambda b: b.get("workers", 0) >= workers)
         else:
             wait_http(port, "/healthz", proc)
+        settle_api(proc, http_workers)
     except BaseException:
         stop_serve(proc)
         raise
     return proc
+
+
+#: How long every gunicorn process is given to finish booting once all exist, in seconds.
+API_SETTLE_S = 2.0
+
+
+def settle_api(proc: subprocess.Popen, http_workers: int, timeout_s: float = 60) -> None:
+    """Until every gunicorn process of ``boxfish serve`` is up, and :data:`API_SETTLE_S`
+    more. ``/healthz`` answers as soon as one of them is: keep-alive connections a bench opens
+    then all go to that one (it accepts while the others still boot) and stay there, so the
+    run uses one core of two; that happened in about half the runs of mixed_load_bench."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        master = api_pid(proc.pid)
+        if master is not None and len(children(master)) >= http_workers:
+            break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("boxfish serve's gunicorn processes did not all start")
+        time.sleep(0.1)
+    time.sleep(API_SETTLE_S)
 
 
 def stop_serve(proc: subprocess.Popen | None) -> None:
@@ -383,9 +480,18 @@ class StoreSetup:
             server.stop()
 
 
+def end_migration(env: dict[str, str]) -> None:
+    """``boxfish migrate-webhooks`` on the store and queue of ``env``: from then on the API
+    reads no webhook registrations from the queue's Redis (one round trip less per append)."""
+    subprocess.run([sys.executable, "-m", "boxfish.service.cli", "migrate-webhooks"],
+                   env={**os.environ, **env}, check=True, stdout=subprocess.DEVNULL)
+
+
 def section_store(args) -> None:
     stores = ["single", "cluster"] if args.store == "both" else [args.store]
-    acks = [int(x) for x in args.acks.split(",")]
+    # (ack, whether boxfish migrate-webhooks ended the registrations' migration first)
+    acks = [(int(x), m) for x in args.acks.split(",")
+            for m in {"off": [False], "on": [True], "both": [False, True]}[args.migration]]
     levels = [int(x) for x in args.clients.split(",")]
     print(f"\n### Appends: one Redis vs Redis Cluster, BOXFISH_MIN_REPLICAS_ACK {args.acks}\n",
           flush=True)
@@ -395,21 +501,25 @@ def section_store(args) -> None:
           f"best of {args.repeat} run(s) per row (range of appends/s in brackets; errors "
           f"summed over the runs); "
           f"load average before: {os.getloadavg()[0]:.2f}\n", flush=True)
-    print("| store | ACK | clients | appends | appends/s | p50 ms | p99 ms | errors "
-          "| API CPU ms/append | Redis CPU ms/append | WAITs | load avg |", flush=True)
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("| store | ACK | migration ended | clients | appends | appends/s | p50 ms | p99 ms "
+          "| errors | API CPU ms/append | Redis CPU ms/append | WAITs | load avg |", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     base_dir = tempfile.mkdtemp(prefix="boxfish-bench-store-")
     try:
         for kind in stores:
             store = StoreSetup(kind, base_dir)
             queue = RedisServer(base_dir)
             try:
-                for ack in acks:
+                for ack, migrated in acks:
                     port = free_port()
-                    proc = launch_serve(port, 0, args.threads, args.http_workers, {
-                        "REDIS_URL": store.url, "BOXFISH_QUEUE_REDIS_URL": queue.url,
-                        "BOXFISH_REDIS_CLUSTER": "yes" if kind == "cluster" else "no",
-                        "BOXFISH_MIN_REPLICAS_ACK": str(ack)})
+                    env = {"REDIS_URL": store.url, "BOXFISH_QUEUE_REDIS_URL": queue.url,
+                           "BOXFISH_REDIS_CLUSTER": "yes" if kind == "cluster" else "no",
+                           "BOXFISH_MIN_REPLICAS_ACK": str(ack)}
+                    marker = KeySpace(Settings().key_prefix).webhook_migration_done()
+                    redis.Redis.from_url(queue.url).delete(marker)
+                    if migrated:
+                        end_migration(env)
+                    proc = launch_serve(port, 0, args.threads, args.http_workers, env)
                     try:
                         base = f"http://127.0.0.1:{port}"
                         bench_appends(base, 4, 200, None)  # warm-up: connections, scripts
@@ -432,7 +542,8 @@ def section_store(args) -> None:
                             label = ("one Redis + 1 replica" if kind == "single"
                                      else "cluster 3+3")
                             err = (f"{r['errors']} ({r['statuses']})" if r["errors"] else "0")
-                            print(f"| {label} | {ack} | {level} | {r['appends']} "
+                            print(f"| {label} | {ack} | {'yes' if migrated else 'no'} "
+                                  f"| {level} | {r['appends']} "
                                   f"| {r['per_s']:.0f}{spread} | {r['p50_ms']:.2f} "
                                   f"| {r['p99_ms']:.2f} "
                                   f"| {err} | {r['server_cpu_ms']:.2f} "
@@ -578,7 +689,71 @@ def section_workers(args) -> None:
             stop_serve(proc)
 
 
+def with_pythonpath(path: str | None, start):
+    """``start()`` with ``PYTHONPATH`` set to ``path`` (None: as it is) while it starts."""
+    before = os.environ.get("PYTHONPATH")
+    if path:
+        os.environ["PYTHONPATH"] = path
+    try:
+        return start()
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def compare_appends(args) -> None:
+    """The appends of ``--old-src`` and of this version, alternating (see the docstring)."""
+    import statistics
+    versions = [("old version", old_pythonpath(args.old_src, args.old_hide)),
+                ("this version", None)]
+    levels = [int(x) for x in args.levels.split(",")]
+    runs: dict[tuple[str, int], list[dict]] = {}
+    print(f"appends, {args.old_src} vs this version, {args.rounds} rounds alternating "
+          f"({os.cpu_count()} CPUs); load average before: {os.getloadavg()[0]:.2f}",
+          flush=True)
+    for r in range(args.rounds):
+        for name, path in versions:
+            port, redis_port = free_port(), free_port()
+            proc = with_pythonpath(path, lambda port=port, redis_port=redis_port: start_serve(
+                port, redis_port, args.workers, args.threads, args.http_workers))
+            try:
+                base = f"http://127.0.0.1:{port}"
+                bench_appends(base, 4, 200, None)  # warm-up: connections, scripts
+                api = api_pid(proc.pid)
+                for level in levels:
+                    res = bench_appends(base, level, args.appends, proc.pid, api=api)
+                    res["load"] = os.getloadavg()[0]
+                    runs.setdefault((name, level), []).append(res)
+                    print(f"round {r + 1} {name:<12} {level:>3} clients: "
+                          f"{res['per_s']:7.0f}/s p50 {res['p50_ms']:6.2f} "
+                          f"p99 {res['p99_ms']:7.2f} ms, API CPU {res['api_cpu_ms']:.3f} "
+                          f"ms/append (all of serve {res['server_cpu_ms']:.3f}), errors "
+                          f"{res['errors']}, load {res['load']:.2f}", flush=True)
+            finally:
+                stop_serve(proc)
+
+    def med(name, level, key):
+        return statistics.median(x[key] for x in runs[(name, level)])
+
+    print("\n| clients | version | appends/s | p50 ms | p99 ms | API CPU ms/append "
+          "| load avg |\n|---|---|---|---|---|---|---|")
+    for level in levels:
+        for name, _ in versions:
+            print(f"| {level} | {name} | {med(name, level, 'per_s'):.0f} "
+                  f"| {med(name, level, 'p50_ms'):.2f} | {med(name, level, 'p99_ms'):.2f} "
+                  f"| {med(name, level, 'api_cpu_ms'):.3f} | {med(name, level, 'load'):.2f} |")
+        ratio = {k: med("this version", level, k) / med("old version", level, k)
+                 for k in ("per_s", "p50_ms", "p99_ms", "api_cpu_ms")}
+        print(f"| {level} | ratio this/old | {ratio['per_s']:.2f}x | {ratio['p50_ms']:.2f}x "
+              f"| {ratio['p99_ms']:.2f}x | {ratio['api_cpu_ms']:.2f}x | |", flush=True)
+
+
 def section_basic(args) -> None:
+    if args.old_src:
+        compare_appends(args)
+        return
     proc = None
     base, redis_url = args.url, args.redis_url
     if base is None:
@@ -622,6 +797,11 @@ def main() -> int:
     p.add_argument("--url", help="basic section: benchmark a running service instead")
     p.add_argument("--redis-url", help="with --url: its Redis, for the replay figure")
     p.add_argument("--appends", type=int, default=3000, help="appends per concurrency level")
+    p.add_argument("--old-src", help="basic section: an earlier checkout whose appends are "
+                   "measured too, alternating with this version's")
+    p.add_argument("--rounds", type=int, default=2, help="with --old-src: rounds per version")
+    p.add_argument("--old-hide", default="", help="with --old-src: comma-separated modules "
+                   "the old version runs without (e.g. hiredis)")
     p.add_argument("--levels", default="1,8,32", help="basic section: client counts")
     p.add_argument("--analysis-rounds", type=int, default=40)
     p.add_argument("--workers", type=int, default=2, help="basic section: RQ workers")
@@ -630,6 +810,9 @@ def main() -> int:
     p.add_argument("--store", choices=("single", "cluster", "both"), default="both",
                    help="store section: the move store's Redis")
     p.add_argument("--acks", default="0,1", help="store section: BOXFISH_MIN_REPLICAS_ACK")
+    p.add_argument("--migration", choices=("off", "on", "both"), default="off",
+                   help="store section: run with the webhook registrations' migration "
+                        "going on (off), ended by boxfish migrate-webhooks (on), or both")
     p.add_argument("--clients", default="8,32", help="store section: concurrent clients")
     p.add_argument("--repeat", type=int, default=1,
                    help="store section: runs per row; the fastest is shown, with the range")

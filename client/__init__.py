@@ -2,7 +2,8 @@
 
 :class:`Client` (sync, on ``httpx``) and :class:`AsyncClient` (its asyncio twin, the same
 methods as coroutines) create games, play moves (idempotent and retried),
-read states and move lists, follow a game's event stream (resuming across restarts),
+read states and move lists, follow a game's event stream (resuming across restarts, and
+telling with a :class:`GameReset` when a store failover rewrote the history it yielded),
 run analyses and register webhooks; :func:`verify_webhook` checks a delivery's signature.
 Errors are typed from the server's problem+json bodies (:mod:`boxfish.client.errors`).
 This package does not import the service: it is what a bot author installs.
@@ -23,11 +24,12 @@ from .errors import (
     Unauthorized,
     WebhookVerificationError,
 )
-from .types import Analysis, Game, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Webhook
 from .webhooks import verify_webhook
 
 __all__ = [
     "Analysis", "AnalysisFailed", "AsyncClient", "BoxfishError", "Busy", "Client",
-    "ConnectionFailed", "Forbidden", "Game", "IllegalMove", "InvalidRequest", "Move", "NotFound",
+    "ConnectionFailed", "Forbidden", "Game", "GameReset", "IllegalMove", "InvalidRequest",
+    "Move", "NotFound",
     "SerialConflict", "Unauthorized", "Webhook", "WebhookVerificationError", "verify_webhook",
 ]

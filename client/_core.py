@@ -2,12 +2,13 @@
 
 Each operation of :class:`Core` (``_send``, ``_play``, ``_follow``, ...) is a generator of
 *steps*: it yields the I/O it needs as an effect (:class:`Call`, :class:`Sleep`,
-:class:`Open`, :class:`Next`, :class:`Read`, :class:`Close`, and :class:`Emit` for a move of
-an event stream), is sent back the outcome (an answered ``httpx.Response``, the next
-server-sent event, ...) or has the ``httpx.TransportError`` thrown in, and returns its
-result. Which request to send, how to read its answer, when and how long to wait before a
-retry, the Idempotency-Key of a move and the continuity of an event stream are decided here
-only. :class:`~boxfish.client.Client` (``httpx.Client``, ``time.sleep``) and
+:class:`Open`, :class:`Next`, :class:`Read`, :class:`Close`, and :class:`Emit` for a move, or
+a :class:`~boxfish.client.GameReset`, of an event stream), is sent back the outcome (an
+answered ``httpx.Response``, the next server-sent event, ...) or has the
+``httpx.TransportError`` thrown in, and returns its result. Which request to send, how to
+read its answer, when and how long to wait before a retry, the Idempotency-Key of a move and
+the continuity of an event stream are decided here only. :class:`~boxfish.client.Client`
+(``httpx.Client``, ``time.sleep``) and
 :class:`~boxfish.client.AsyncClient` (``httpx.AsyncClient``, ``asyncio.sleep``) only perform
 the effects, through :class:`Steps`, so both behave alike.
 
@@ -31,6 +32,14 @@ nothing on stderr.
 was lost is stored once (the retry gets the stored move back, ``replayed``). ``create_game``
 is not idempotent: it is retried only when the request surely did not create a game (no
 connection, 429, 503).
+
+Event streams: every event id is a log position, ``<serial>.<head>`` (the head a hash of the
+whole history up to the serial). A stream is reopened with ``Last-Event-ID`` = the id of the
+last event handed out (the position ``events`` was started from before any), head included,
+so the server checks that the history handed out is still the log's: when a failover lost
+moves of it, the server answers with a ``game`` event (the log's state), which is handed out
+as a :class:`~boxfish.client.GameReset`, and the stream goes on from that state. An open
+stream's ``game`` event (the server noticed the log rewritten under it) is handed out alike.
 """
 
 from __future__ import annotations
@@ -54,7 +63,7 @@ from .errors import (
     error_from_response,
     retry_after_seconds,
 )
-from .types import Analysis, Game, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Webhook, etag_position
 
 log = logging.getLogger("boxfish.client")
 
@@ -131,9 +140,10 @@ class Close(OnStream):
 
 @dataclass(frozen=True)
 class Emit:
-    """Hand ``move`` to the consumer of the event stream; the reply is None."""
+    """Hand ``event`` (a :class:`Move`, or a :class:`GameReset`) to the consumer of the event
+    stream; the reply is None."""
 
-    move: Move
+    event: Move | GameReset
 
 
 Effect = Call | Sleep | Open | Next | Read | Close | Emit
@@ -201,28 +211,54 @@ def error_of(resp: httpx.Response) -> BoxfishError:
     return error_from_response(resp.status_code, json_of(resp), resp.headers)
 
 
+def position_serial(position: int | str) -> int:
+    """The serial of a log position: an int serial, or ``"<serial>.<head>"`` / ``"<serial>"``
+    (an event id, :attr:`Game.position`). Raises ValueError on anything else."""
+    if isinstance(position, bool) or not isinstance(position, (int, str)):
+        raise ValueError(f"a position is a serial or '<serial>.<head>', not {position!r}")
+    serial = position if isinstance(position, int) else int(position.partition(".")[0])
+    if serial < 0:
+        raise ValueError(f"a position's serial is at least 0, not {position!r}")
+    return serial
+
+
 class EventSerials:
-    """The continuity of one game's event stream: ``last`` is the serial of the last move
-    handed out (starting at ``after``); every serial is handed out once, in order."""
+    """The continuity of one game's event stream: ``last`` is the serial of the last event
+    handed out (starting at ``after``), ``position`` its log position, the ``Last-Event-ID``
+    to reopen the stream with (``str(after)`` until an event is handed out: a bare serial,
+    which the server trusts, or the ``<serial>.<head>`` given as ``after``, which it checks).
+    Every serial is handed out once, in order, until a reset (the log rewritten) starts the
+    serials again from the new state's."""
 
-    NEXT, SEEN, GAP, OTHER = "next", "seen", "gap", "other"
+    NEXT, SEEN, GAP, RESET, OTHER = "next", "seen", "gap", "reset", "other"
 
-    def __init__(self, after: int) -> None:
-        self.last = after
+    def __init__(self, after: int | str) -> None:
+        self.last = position_serial(after)
+        self.position = str(after)
 
     def classify(self, event: str, event_id: str) -> str:
-        """What a server-sent event is: OTHER (not a move), SEEN (a serial handed out
-        already: skip it), GAP (it would skip a serial: reopen the stream after ``last``)
-        or NEXT (the move to hand out; then call :meth:`took`)."""
+        """What a server-sent event is: RESET (a ``game`` event: the log's whole state, sent
+        on a stream resumed at a position the log no longer has, or when the log was
+        rewritten under an open one; hand out a :class:`GameReset`, then call :meth:`reset`),
+        OTHER (neither a move nor that), SEEN (a serial handed out already: skip it), GAP
+        (it would skip a serial: reopen the stream after ``last``) or NEXT (the move to hand
+        out; then call :meth:`took`)."""
+        if event == "game":
+            return self.RESET
         if event != "move":
             return self.OTHER
-        serial = int(event_id)
+        serial = position_serial(event_id)  # "<serial>.<head>", or a bare serial
         if serial <= self.last:
             return self.SEEN
         return self.NEXT if serial == self.last + 1 else self.GAP
 
     def took(self, move: Move) -> None:
         self.last = move.serial
+        self.position = move.position or str(move.serial)
+
+    def reset(self, reset: GameReset) -> None:
+        self.last = reset.serial
+        self.position = reset.position or str(reset.serial)
 
 
 # -- the operations ----------------------------------------------------------------------------
@@ -319,11 +355,11 @@ class Core:
         if engine is not None:
             body["engine"] = engine
         resp = yield from self._send("POST", api_path("games"), json=body, idempotent=False)
-        return Game.from_json(resp.json())
+        return Game.from_json(resp.json(), position=etag_position(resp.headers.get("ETag")))
 
     def _state(self, game_id: str) -> Operation[Game]:
         resp = yield from self._send("GET", api_path("games", game_id))
-        return Game.from_json(resp.json())
+        return Game.from_json(resp.json(), position=etag_position(resp.headers.get("ETag")))
 
     def _moves(self, game_id: str, after: int) -> Operation[list[Move]]:
         resp = yield from self._send("GET", api_path("games", game_id, "moves"),
@@ -343,17 +379,19 @@ class Core:
         return Move.from_json(resp.json(),
                               replayed=resp.headers.get("Idempotent-Replayed") == "true")
 
-    def _follow(self, game_id: str, after: int, idle_timeout: float) -> Operation[None]:
-        """The steps of ``events``: an :class:`Emit` per move (see ``Client.events``)."""
+    def _follow(self, game_id: str, after: int | str,
+                idle_timeout: float) -> Operation[None]:
+        """The steps of ``events``: an :class:`Emit` per move and per :class:`GameReset` (see
+        ``Client.events``). Raises ValueError at once for an ``after`` that is no position."""
         serials, failures = EventSerials(after), 0
         path = api_path("games", game_id, "events")
         timeout = httpx.Timeout(self.timeout, read=idle_timeout)
         while True:
             error: BaseException | None = None
             yielded = ended = False
-            last_move: Move | None = None
+            last_event: Move | GameReset | None = None
             try:
-                stream = yield Open(path, {"Last-Event-ID": str(serials.last)}, timeout)
+                stream = yield Open(path, {"Last-Event-ID": serials.position}, timeout)
                 self._answered = True
                 try:
                     resp = stream.response
@@ -363,18 +401,18 @@ class Core:
                         if resp.status_code not in RETRY_STATUS:
                             raise error
                     else:
-                        ended, yielded, last_move = yield from self._drain(stream, serials,
-                                                                           game_id)
+                        ended, yielded, last_event = yield from self._drain(stream, serials,
+                                                                            game_id)
                 except Exception:
                     yield Close(stream)
                     raise
                 yield Close(stream)
             except httpx.TransportError as exc:
                 error, ended = exc, False
-            if last_move is not None:
+            if last_event is not None:
                 # Emitted once its stream is closed: a consumer that stops at the game's end
                 # leaves nothing open.
-                yield Emit(last_move)
+                yield Emit(last_event)
                 return
             if ended and not yielded:
                 # The stream ended at once, without the game's end: is the game over?
@@ -396,16 +434,18 @@ class Core:
             delay = self._delay(failures, getattr(error, "retry_after", None))
             if delay is None:  # a Busy whose Retry-After is beyond max_delay
                 raise error
-            log.info("event stream of %s ended (%s); reconnecting after serial %d in %.2f s",
-                     game_id, type(error).__name__ if error else "closed", serials.last, delay)
+            log.info("event stream of %s ended (%s); reconnecting after serial %d (%s) in "
+                     "%.2f s", game_id, type(error).__name__ if error else "closed",
+                     serials.last, serials.position, delay)
             yield Sleep(delay)
             failures += 1
 
     def _drain(self, stream: Stream, serials: EventSerials,
-               game_id: str) -> Operation[tuple[bool, bool, Move | None]]:
-        """Emit the moves of one open stream but the game's last: ``(ended, yielded,
-        last_move)``: it ended (rather than skipped a serial), some move was emitted, the
-        move that finished the game (not emitted yet; None if it did not come)."""
+               game_id: str) -> Operation[tuple[bool, bool, Move | GameReset | None]]:
+        """Emit the moves and resets of one open stream but the game's end: ``(ended,
+        yielded, last_event)``: it ended (rather than skipped a serial), something was
+        emitted, the move (or the reset to a finished state) that ends the game (not emitted
+        yet; None if it did not come)."""
         yielded = False
         while (sse := (yield Next(stream))) is not None:
             kind = serials.classify(sse.event, sse.id)
@@ -413,14 +453,22 @@ class Core:
                 log.info("event stream of %s skipped from serial %d to %s; reopening",
                          game_id, serials.last, sse.id)
                 return False, yielded, None
-            if kind != serials.NEXT:
+            event: Move | GameReset
+            if kind == serials.RESET:
+                event = GameReset(Game.from_json(sse.json(), position=sse.id or None))
+                log.info("event stream of %s: the log no longer has the history handed out "
+                         "up to %s; it is at %s now", game_id, serials.position,
+                         event.position or event.serial)
+                serials.reset(event)
+            elif kind == serials.NEXT:
+                event = Move.from_json(sse.json(), position=sse.id or None)
+                serials.took(event)
+            else:
                 continue
-            move = Move.from_json(sse.json())
-            serials.took(move)
-            if move.finished:
-                return True, True, move
+            if event.finished:
+                return True, True, event
             yielded = True
-            yield Emit(move)
+            yield Emit(event)
         return True, yielded, None
 
     def _analyse(self, game_id: str | None, position: dict | None, at: int | None,

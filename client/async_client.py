@@ -16,7 +16,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from . import _core
-from .types import Analysis, Game, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Webhook
 
 
 class AsyncClient(_core.Core):
@@ -98,11 +98,14 @@ class AsyncClient(_core.Core):
         ``Idempotency-Key`` for all the attempts of the move."""
         return await self._run(self._play(game_id, move, serial, token, idempotency_key))
 
-    async def events(self, game_id: str, after: int = 0, *,
-                     idle_timeout: float = 60.0) -> AsyncIterator[Move]:
+    async def events(self, game_id: str, after: int | str = 0, *,
+                     idle_timeout: float = 60.0) -> AsyncIterator[Move | GameReset]:
         """:meth:`Client.events <boxfish.client.Client.events>` as an async iterator
-        (``async for move in api.events(game_id)``): every move after ``after`` once, in
-        order, across reconnections, ending after the game's last move. Closing it early
+        (``async for move in api.events(game_id)``): every move after ``after`` (a serial or
+        a position ``<serial>.<head>``) once, in order, across reconnections, each resumed
+        from the position of the last item yielded; a :class:`~boxfish.client.GameReset`
+        (the log's current state, the moves after it following) when the log no longer has
+        the history yielded; ending after the game's last move. Closing it early
         (``aclose()``, or its task cancelled) closes the open stream."""
         steps = _core.Steps(self._follow(game_id, after, idle_timeout))
         try:
@@ -110,7 +113,7 @@ class AsyncClient(_core.Core):
                 if not isinstance(effect, _core.Emit):
                     await self._settle(steps, effect)
                     continue
-                yield effect.move
+                yield effect.event
         finally:
             for stream in steps.release():
                 await stream.exit.aclose()

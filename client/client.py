@@ -15,7 +15,7 @@ import httpx
 from httpx_sse import connect_sse
 
 from . import _core
-from .types import Analysis, Game, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Webhook
 
 
 class Client(_core.Core):
@@ -119,25 +119,39 @@ class Client(_core.Core):
         ConnectionFailed."""
         return self._run(self._play(game_id, move, serial, token, idempotency_key))
 
-    def events(self, game_id: str, after: int = 0, *,
-               idle_timeout: float = 60.0) -> Iterator[Move]:
-        """The game's moves with serial > ``after`` as they are appended (the Server-Sent
-        Events of ``GET /v1/games/{id}/events``), each exactly once and in serial order; the
-        iterator ends after the move that finishes the game (at once if it is finished and
-        has no move after ``after``).
+    def events(self, game_id: str, after: int | str = 0, *,
+               idle_timeout: float = 60.0) -> Iterator[Move | GameReset]:
+        """The game's moves after ``after`` as they are appended (the Server-Sent Events of
+        ``GET /v1/games/{id}/events``), each exactly once and in serial order, and a
+        :class:`~boxfish.client.GameReset` whenever the game's log is no longer the history
+        yielded; the iterator ends after the move that finishes the game (at once if it is
+        finished and has no move after ``after``; after a reset to a finished game).
+
+        ``after``: a serial (an int: trusted, the moves after it, as servers before heads
+        did), or a log position ``<serial>.<head>``, the ``position`` of a :class:`Game` (its
+        ``ETag``), of a :class:`Move` yielded earlier or of a reset: the server checks it,
+        and if its log no longer has that history (a failover lost moves), the first item is
+        a GameReset. Each move yielded carries its ``position``.
 
         A dropped stream (the server restarting, the connection lost, nothing received, not
-        even a keep-alive, for ``idle_timeout`` seconds) is reopened with ``Last-Event-ID`` =
-        the last serial yielded, after a backoff; an event that would skip a serial makes it
-        reopen from the last one. Raises NotFound, and ConnectionFailed or Busy when
-        ``retries`` reconnections in a row fail. Nothing is sent before the first ``next``."""
+        even a keep-alive, for ``idle_timeout`` seconds) is reopened, after a backoff, with
+        ``Last-Event-ID`` = the position of the last item yielded (``after`` before any); an
+        event that would skip a serial makes it reopen from the last one. If the moves
+        yielded are no longer the log's (lost in a failover, perhaps replaced by others at
+        their serials), the server says so with a ``game`` event, on reopening or on the
+        open stream: then a ``GameReset(game)`` is yielded, ``game`` the log's whole current
+        state, and the moves after ``game.serial`` follow; whatever was built from the moves
+        yielded must be rebuilt from it (see GameReset). Raises ValueError when ``after`` is
+        no position, NotFound, InvalidRequest (a position the server refuses), and
+        ConnectionFailed or Busy when ``retries`` reconnections in a row fail. Nothing is
+        sent before the first ``next``."""
         steps = _core.Steps(self._follow(game_id, after, idle_timeout))
         try:
             while (effect := steps.next()) is not None:
                 if not isinstance(effect, _core.Emit):
                     self._settle(steps, effect)
                     continue
-                yield effect.move
+                yield effect.event
         finally:
             for stream in steps.release():
                 stream.exit.close()

@@ -1,5 +1,7 @@
 """What the client returns: small frozen records of the API's JSON, each keeping the whole
-JSON document as ``raw`` (fields this version does not name are there)."""
+JSON document as ``raw`` (fields this version does not name are there); and
+:class:`GameReset`, which ``events`` yields when the game's log is no longer the history it
+handed out."""
 
 from __future__ import annotations
 
@@ -11,6 +13,15 @@ def _move(value):
     return list(value) if value is not None else None
 
 
+def etag_position(etag: str | None) -> str | None:
+    """The log position an ``ETag`` header names (``"3.5f0c2a9e41b7d803"`` ->
+    ``3.5f0c2a9e41b7d803``; a weak ``W/`` prefix dropped); None without one."""
+    if not etag:
+        return None
+    etag = etag.strip()
+    return (etag[2:] if etag.startswith("W/") else etag).strip('"') or None
+
+
 @dataclass(frozen=True)
 class Game:
     """A game's state (``GET /v1/games/{id}``; from ``create_game``, with its ``token``).
@@ -20,7 +31,11 @@ class Game:
     ``legal_moves`` every move that can be played now, as lists (``[x, y, o]`` or ``[row,
     col]``; empty once the game is over; None from a server too old to send them); the game's
     own fields (``lines``, ``board``, ...) are in ``raw``. ``token`` is the secret write token,
-    shown only once, by ``create_game`` (None otherwise)."""
+    shown only once, by ``create_game`` (None otherwise). ``position`` names the log position
+    of this state, ``<serial>.<head>`` (the head a hash of the whole history up to the serial;
+    the bare serial at serial 0 and for games stored before heads): the answer's ``ETag``, or
+    the id of the stream's ``game`` event; pass it as ``events(game_id, after=position)`` to
+    follow the game from this very state (None: the server named none)."""
 
     id: str
     game: str
@@ -32,6 +47,7 @@ class Game:
     token: str | None = None
     legal_moves: list | None = None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
+    position: str | None = field(default=None, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -39,12 +55,13 @@ class Game:
         return self.status == "finished"
 
     @classmethod
-    def from_json(cls, data: dict) -> Game:
+    def from_json(cls, data: dict, position: str | None = None) -> Game:
         return cls(id=data["id"], game=data["game"], serial=data["serial"],
                    to_move=data["to_move"], status=data["status"], scores=data.get("scores"),
                    result=data.get("result"), token=data.get("write_token"),
                    legal_moves=([_move(m) for m in data["legal_moves"]]
-                                if data.get("legal_moves") is not None else None), raw=data)
+                                if data.get("legal_moves") is not None else None), raw=data,
+                   position=position)
 
 
 @dataclass(frozen=True)
@@ -54,7 +71,10 @@ class Move:
     the ``scores``, the side ``to_move`` next (None once finished) and the game's ``status``
     (these three are None in the entries of ``moves``, which the server sends without them).
     ``replayed``: ``play`` got the answer of an earlier attempt of the same move (the move was
-    stored once)."""
+    stored once). ``position``: the log position after this move (``<serial>.<head>``, see
+    :attr:`Game.position`), to resume a later ``events`` call from: from ``play`` the one the
+    server answered, from ``events`` the event's id (None from ``moves``, and for a game
+    stored before heads were kept)."""
 
     serial: int
     move: list
@@ -65,6 +85,7 @@ class Move:
     status: str | None = None
     replayed: bool = False
     raw: dict = field(default_factory=dict, repr=False, compare=False)
+    position: str | None = field(default=None, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -72,11 +93,57 @@ class Move:
         return self.status == "finished"
 
     @classmethod
-    def from_json(cls, data: dict, replayed: bool = False) -> Move:
+    def from_json(cls, data: dict, replayed: bool = False,
+                  position: str | None = None) -> Move:
         return cls(serial=data["serial"], move=_move(data["move"]), player=data["player"],
                    completed=data["completed"], scores=data.get("scores"),
                    to_move=data.get("to_move"), status=data.get("status"), replayed=replayed,
-                   raw=data)
+                   raw=data, position=position or data.get("position"))
+
+
+@dataclass(frozen=True)
+class GameReset:
+    """What ``events`` yields, among the moves, when the game's log is no longer the history
+    the stream had handed out: a Redis failover lost moves it had yielded (and others may have
+    taken their serials), which the server finds from the ``<serial>.<head>`` the stream
+    resumed with, or notices on the open stream (its event ``game``).
+
+    ``game`` is the log's whole current state (a :class:`Game`, ``position`` set). One head
+    cannot tell which of the moves yielded were lost, so whatever was built from them
+    (a board, a move list, the side to move) must be rebuilt from ``game`` (and
+    ``moves(game_id)`` for the list). The stream goes on with the moves after ``game.serial``
+    (none if ``game`` is finished: then it ends). ``serial``, ``to_move``, ``status``,
+    ``finished``, ``scores`` and ``position`` are those of ``game``, as a :class:`Move` has
+    them, so a loop that only tracks these (``serial, to_move = m.serial, m.to_move``) takes a
+    reset in its stride; a loop that reads ``m.move`` or ``m.player`` must check
+    ``isinstance(m, GameReset)``."""
+
+    game: Game
+
+    @property
+    def serial(self) -> int:
+        return self.game.serial
+
+    @property
+    def to_move(self) -> int | None:
+        """The side to move (None once the game is over, as for a :class:`Move`)."""
+        return None if self.game.finished else self.game.to_move
+
+    @property
+    def status(self) -> str:
+        return self.game.status
+
+    @property
+    def finished(self) -> bool:
+        return self.game.finished
+
+    @property
+    def scores(self) -> list | None:
+        return self.game.scores
+
+    @property
+    def position(self) -> str | None:
+        return self.game.position
 
 
 @dataclass(frozen=True)

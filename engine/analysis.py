@@ -14,6 +14,7 @@ forced big-board pattern win is reported with its distance in ``mate_in`` (see
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Hashable
@@ -29,13 +30,77 @@ from .game import Move
 CORES = (None, "c", "python")
 
 
+#: Where the cgroup file systems are mounted, and where a process's cgroups are listed.
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_CGROUP = "/proc/self/cgroup"
+
+
 def usable_cores() -> int:
-    """The CPUs this process may run on (its affinity mask where the system has one, else
-    every CPU): ``analyse``'s default number of search threads."""
+    """The CPUs this process may use: its affinity mask where the system has one (else every
+    CPU), capped by its cgroup's CPU quota (:func:`cpu_quota`, rounded up: ``docker --cpus
+    1.5`` gives 2): ``analyse``'s default number of search threads."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+    quota = cpu_quota()
+    return cores if quota is None else max(1, min(cores, math.ceil(quota)))
+
+
+def cpu_quota(root: str | None = None, cgroups: str | None = None) -> float | None:
+    """The CPU bandwidth this process's cgroups allow, in cores (``docker --cpus``, a
+    Kubernetes CPU limit): the smallest quota over the process's cgroup and its ancestors,
+    cgroup v2 (``cpu.max``) or v1 (``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``). None when
+    there is none, or nothing can be read (not Linux, no cgroup file system). ``root`` and
+    ``cgroups`` default to :data:`CGROUP_ROOT` and :data:`PROC_CGROUP`."""
+    root = root or CGROUP_ROOT
+    try:
+        with open(cgroups or PROC_CGROUP) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    quotas = []
+    for line in lines:
+        hierarchy, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if hierarchy == "0" and controllers == "":
+            bases, reader = [root, os.path.join(root, "unified")], _v2_quota
+        elif "cpu" in controllers.split(","):
+            bases, reader = [os.path.join(root, controllers), os.path.join(root, "cpu")], _v1_quota
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for base in dict.fromkeys(bases):
+            # The process's own cgroup and each ancestor (in a container the listed path may
+            # be the host's, not under the mount: the mount's root is then read).
+            for depth in range(len(parts), -1, -1):
+                quota = reader(os.path.join(base, *parts[:depth]))
+                if quota is not None:
+                    quotas.append(quota)
+    return min(quotas) if quotas else None
+
+
+def _v2_quota(folder: str) -> float | None:
+    try:
+        with open(os.path.join(folder, "cpu.max")) as f:
+            quota, period = (f.read().split() + ["100000"])[:2]
+    except OSError:
+        return None
+    if quota == "max" or int(period) <= 0:
+        return None
+    return int(quota) / int(period)
+
+
+def _v1_quota(folder: str) -> float | None:
+    try:
+        with open(os.path.join(folder, "cpu.cfs_quota_us")) as f:
+            quota = int(f.read())
+        with open(os.path.join(folder, "cpu.cfs_period_us")) as f:
+            period = int(f.read())
+    except (OSError, ValueError):
+        return None
+    if quota <= 0 or period <= 0:
+        return None
+    return quota / period
 
 
 class Bound(StrEnum):

@@ -1,7 +1,13 @@
-"""Exceptions raised by the engine.
+"""Every exception the engine raises on purpose, in one place.
 
-Both are ``ValueError`` subclasses so callers that only care about "bad input" can catch
-``ValueError``; the attributes say exactly what was wrong.
+- :class:`IllegalMove`, :class:`ReplayError`, :class:`UnknownGame`: bad input (a move, an
+  event list, a game name or parameters); ``ValueError`` subclasses, so callers that only
+  care about "bad input" can catch ``ValueError``; the attributes say exactly what was wrong.
+  Also importable from :mod:`boxfish.engine`.
+- :class:`SearchAborted`: inside a search, its deadline or node budget is reached (the
+  searches catch it; also importable from :mod:`boxfish.engine.search`).
+- :class:`CheckpointMismatch`: a solve's checkpoint file is not this solve's (a
+  ``ValueError``; also importable from :mod:`boxfish.engine.dots.solve`).
 """
 
 from __future__ import annotations
@@ -62,3 +68,12 @@ class ReplayError(ValueError):
 
 class UnknownGame(ValueError):
     """``load_game`` was given a game name or parameters it does not know."""
+
+
+class SearchAborted(Exception):
+    """Raised inside a search when its deadline or node budget is reached."""
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint file is not one of this solve (another board or position, or not a
+    checkpoint at all)."""

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from .analysis import Bound
+from .errors import SearchAborted
 
 #: Seconds a search keeps back from its time limit for the last node check and for building
 #: the answer.
@@ -33,10 +34,6 @@ def deadline_of(start: float, time_ms: int | None) -> float | None:
     if time_ms is None:
         return None
     return start + max(0.0, time_ms / 1000.0 - DEADLINE_MARGIN)
-
-
-class SearchAborted(Exception):
-    """Raised inside a search when its deadline or node budget is reached."""
 
 
 class SearcherBase:

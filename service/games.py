@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import inspect
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -33,19 +33,15 @@ from cachetools import LRUCache
 from boxfish import engine
 from boxfish.engine import IllegalMove
 
-from .events import MoveEvent
-from .problems import Problem
-from .recorder import (
-    Appended,
-    EngineSeat,
-    GameMeta,
+from .errors import (
+    GameIdTaken,
     IdempotencyKeyReused,
-    Recorder,
+    SeatTaken,
     SerialConflict,
     StaleHead,
-    next_head,
-    replay_head,
 )
+from .events import MoveEvent
+from .recorder import Appended, EngineSeat, GameMeta, Recorder, next_head, replay_head
 from .state_cache import StateCache
 
 log = logging.getLogger(__name__)
@@ -71,13 +67,6 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, or None for any other."""
-    scheme, _, token = (authorization or "").partition(" ")
-    token = token.strip()
-    return token if scheme.lower() == "bearer" and token else None
-
-
 def token_matches(meta: GameMeta, token: str) -> bool:
     """Whether ``token`` is the game's write token (compared in constant time)."""
     return hmac.compare_digest(token_hash(token), meta.token_sha256)
@@ -87,6 +76,10 @@ def fingerprint(body: dict) -> str:
     """A digest of a request body, independent of key order and whitespace."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+#: A head as the store keeps it (:func:`service.recorder.next_head`): 16 lowercase hex digits.
+HEAD_RE = re.compile(r"[0-9a-f]{16}")
 
 
 def status_of(state) -> str:
@@ -112,17 +105,6 @@ def move_event(state, played, now_ms: int) -> MoveEvent:
                      status=status_of(state), at=now_ms)
 
 
-class SeatTaken(Exception):
-    """The side to move at ``current_serial`` (the log's current serial) is played by the
-    engine: a client may not move for it."""
-
-    def __init__(self, current_serial: int, seat: int) -> None:
-        self.current_serial = current_serial
-        self.seat = seat
-        super().__init__(f"player {seat} is the engine's seat and is to move at serial "
-                         f"{current_serial}")
-
-
 class GameListener:
     """Told of what happens to games, after it is stored (webhooks, the engine seat).
 
@@ -137,8 +119,12 @@ class GameListener:
     def game_created(self, meta: GameMeta) -> None:
         """A game was stored (serial 0)."""
 
-    def move_appended(self, meta: GameMeta, event: MoveEvent, replayed: bool) -> None:
-        """``event`` is in the log of ``meta``'s game (``meta``'s static fields only)."""
+    def move_appended(self, meta: GameMeta, event: MoveEvent, replayed: bool,
+                      webhooks: tuple[dict, ...] | None = None) -> None:
+        """``event`` is in the log of ``meta``'s game (``meta``'s static fields only).
+        ``webhooks``: the game's webhook registrations as the store read them in the step
+        that appended ``event`` (:attr:`service.recorder.Appended.webhooks`), or None when not
+        read (a replay): then a listener that needs them reads them itself."""
 
 
 class GameService:
@@ -147,9 +133,6 @@ class GameService:
         self.recorder = recorder
         self.cache = cache
         self.listeners: list[GameListener] = list(listeners)
-        #: Whether the recorder's append takes ``expected_head`` (a recorder written before
-        #: heads does not: its appends are then checked by serial only).
-        self._checks_heads = "expected_head" in inspect.signature(recorder.append).parameters
         self._lock = threading.Lock()
         #: game id -> metadata seen last, as many games as the state cache holds states.
         self._static: LRUCache[str, GameMeta] = LRUCache(cache.max_entries)
@@ -158,7 +141,9 @@ class GameService:
 
     def create(self, game, engine_seat: EngineSeat | None = None) -> tuple[GameMeta, str]:
         """Store a new game of ``game`` (an engine Game), with the side the engine plays if
-        any; returns its metadata and the secret write token (only its SHA-256 is stored)."""
+        any; returns its metadata and the secret write token (only its SHA-256 is stored).
+        An id that is taken already (:class:`~service.errors.GameIdTaken`) is drawn again;
+        the recorder's other errors are raised."""
         token = _urlsafe_not_dash(24)
         while True:
             meta = GameMeta(game_id=new_game_id(), game=game.name, params=game.params(),
@@ -167,7 +152,7 @@ class GameService:
             try:
                 self.recorder.create_game(meta)
                 break
-            except ValueError:  # id collision; practically never
+            except GameIdTaken:  # practically never
                 continue
         self.cache.put(meta.game_id, 0, game.new_state(), "")
         self._remember(meta)
@@ -244,23 +229,6 @@ class GameService:
 
     # -- moves ---------------------------------------------------------------------------
 
-    @staticmethod
-    def authorize(meta: GameMeta, authorization: str | None) -> None:
-        """Pass when ``authorization`` is ``Bearer <the game's write token>``; a 401 problem
-        when it is missing or not a Bearer token, 403 when the token is another's."""
-        if not authorization:
-            raise Problem(401, "unauthorized", "Missing write token",
-                          "send the game's write_token as 'Authorization: Bearer <token>'",
-                          headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
-        token = bearer_token(authorization)
-        if token is None:
-            raise Problem(401, "unauthorized", "Missing write token",
-                          "the Authorization header must be 'Bearer <write_token>'",
-                          headers={"WWW-Authenticate": 'Bearer realm="boxfish"'})
-        if not token_matches(meta, token):
-            raise Problem(403, "forbidden", "Wrong write token",
-                          "the token does not belong to this game")
-
     def append(self, meta: GameMeta, raw_move, serial: int | None,
                idempotency_key: str | None, body_fingerprint: str,
                refuse_seat: int | None = None) -> Appended:
@@ -269,7 +237,7 @@ class GameService:
         move in the log's current state): the engine's seat, for a client's append."""
         appended = self._append(meta, raw_move, serial, idempotency_key, body_fingerprint,
                                 refuse_seat)
-        self._tell("move_appended", meta, appended.event, appended.replayed)
+        self._tell("move_appended", meta, appended.event, appended.replayed, appended.webhooks)
         return appended
 
     def _append(self, meta: GameMeta, raw_move, serial: int | None,
@@ -327,9 +295,8 @@ class GameService:
                     continue
                 event = move_event(state, played, int(time.time() * 1000))
                 try:
-                    heads = {"expected_head": head} if self._checks_heads else {}
                     appended = self.recorder.append(game_id, expected, event, idempotency_key,
-                                                    body_fingerprint, **heads)
+                                                    body_fingerprint, expected_head=head)
                 except StaleHead:
                     # The serial is right but this process's state is not the log's (a
                     # failover lost moves, others took their serials): forget the game's
@@ -369,6 +336,22 @@ class GameService:
             raise IdempotencyKeyReused(done)
         event = self.recorder.read(game_id, after=done - 1, upto=done)[0]
         return Appended(event, replayed=True)
+
+    def head_at(self, meta: GameMeta, serial: int) -> str | None:
+        """The log's head at ``serial`` (0 to ``meta.serial``; ``meta`` read from the store):
+        ``meta.head`` at its own serial, ``""`` at 0, else the chain replayed from the log's
+        events 1 to ``serial`` (:func:`service.recorder.replay_head`; one read of at most
+        ``max_moves`` events). None when the game's head is unknown (a game stored before heads
+        were kept): then no position of it has a head. Raises :class:`SerialConflict` if the
+        log is shorter than ``serial`` (it changed since ``meta`` was read)."""
+        if serial == 0:
+            return ""
+        if meta.head is None or serial == meta.serial:
+            return meta.head
+        events = self.recorder.read(meta.game_id, after=0, upto=serial)
+        if len(events) != serial:
+            raise SerialConflict(len(events))
+        return replay_head("", events)
 
     def moves(self, meta: GameMeta, after: int = 0) -> list[MoveEvent]:
         """The moves after serial ``after`` up to ``meta.serial``: a snapshot that agrees with

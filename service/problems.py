@@ -1,7 +1,8 @@
 """The error type of the API: an RFC 9457 problem.
 
-Views and services raise :class:`Problem`; :mod:`service.errors` turns it (and every other
-exception) into an ``application/problem+json`` response.
+Views (the HTTP edge) raise :class:`Problem`; the service layer below them raises the domain
+errors of :mod:`service.errors`, which maps each to its problem in one table and turns every
+exception into an ``application/problem+json`` response.
 """
 
 from __future__ import annotations
@@ -40,3 +41,25 @@ def invalid(detail: str, errors: list | None = None, reason: str = "invalid_requ
     if errors is not None:
         ext["errors"] = errors
     return Problem(422, "invalid-request", "Invalid request", detail, **ext)
+
+
+def field_error(loc: list, msg: str, type_: str) -> dict:
+    """One entry of a 422's ``errors``, in pydantic's shape: where (``loc``, the path of
+    the field: ``["engine", "time_ms"]``, ``["query", "at"]``), what is wrong (``msg``), and
+    the kind (``type_``: pydantic's names, ``less_than_equal``, ``int_parsing``, ...)."""
+    return {"loc": loc, "msg": msg, "type": type_}
+
+
+def invalid_field(detail: str, loc: list, msg: str, type_: str,
+                  reason: str = "invalid_request") -> Problem:
+    """A 422 about one field: :func:`invalid` with the one :func:`field_error`."""
+    return invalid(detail, [field_error(loc, msg, type_)], reason)
+
+
+def check_at_most(value: int, limit: int, loc: list, detail: str,
+                  reason: str = "limit_exceeded") -> int:
+    """``value`` if it is at most ``limit``; else the 422 (``detail``, ``reason``) whose one
+    error at ``loc`` says ``at most <limit>`` (``less_than_equal``)."""
+    if value > limit:
+        raise invalid_field(detail, loc, f"at most {limit}", "less_than_equal", reason)
+    return value

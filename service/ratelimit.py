@@ -37,8 +37,9 @@ from flask import Flask, Response, current_app, g, request
 from limits import parse_many
 
 from .config import Settings
-from .games import bearer_token, token_hash, token_matches
+from .games import token_hash, token_matches
 from .problems import Problem
+from .views import bearer_token
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,14 @@ new key. A backend that replicates may be asked to acknowledge an append only on
 have it; when they do not in time it raises :class:`NotReplicated` (the event is stored all
 the same). Every backend passes the shared contract suite in
 ``tests/service/test_recorder_contract.py``.
+
+A recorder also keeps each game's webhook registrations (JSON objects with a string ``id``),
+with the game: in Redis under the game's hash tag, on its master, replicated with its log.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import threading
@@ -19,59 +23,19 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
+from .errors import (  # noqa: F401 - re-exported: the recorder's contract raises them
+    GameIdTaken,
+    GameNotFound,
+    IdempotencyKeyReused,
+    NotReplicated,
+    SerialConflict,
+    StaleHead,
+)
 from .events import MoveEvent
 
 #: How many of the newest games a recorder's :meth:`Recorder.recent_games` index keeps by
 #: default (the service passes ``Settings.recent_games_kept``).
 DEFAULT_RECENT_KEPT = 1000
-
-
-class GameNotFound(LookupError):
-    """No game with that id."""
-
-
-class SerialConflict(Exception):
-    """The log has moved on: the expected serial is not the current serial + 1."""
-
-    def __init__(self, current_serial: int) -> None:
-        self.current_serial = current_serial
-        super().__init__(f"the current serial is {current_serial}")
-
-
-class StaleHead(SerialConflict):
-    """The expected serial is current + 1, but the log's head at the current serial is not the
-    head the caller built its state to: the caller's state has a history the log no longer has
-    (a failover lost moves and others were appended at their serials). The caller must rebuild
-    from the log. A subclass of :class:`SerialConflict`, so that code that does not know it
-    answers a conflict rather than accepting a move judged on the wrong position."""
-
-
-class IdempotencyKeyReused(Exception):
-    """The idempotency key was already used with a different request body."""
-
-    def __init__(self, serial: int) -> None:
-        self.serial = serial
-        super().__init__(f"idempotency key already used for serial {serial} with another body")
-
-
-class NotReplicated(Exception):
-    """The event with ``serial`` is in the log, but fewer replicas than required
-    (``required``) confirmed having it in time: only ``acked`` did.
-
-    Nothing is rolled back: the move stays in the log (readers see it, the serial is taken).
-    What is missing is the promise that it survives the loss of the server that took it. A
-    retry with the same idempotency key and body finds the record, waits for the replicas
-    again and returns the event (``Appended(..., replayed=True)``) once they have it, or
-    raises ``NotReplicated`` again.
-    """
-
-    def __init__(self, serial: int, acked: int, required: int | None = None) -> None:
-        self.serial = serial
-        self.acked = acked
-        self.required = required
-        wanted = f" of {required}" if required is not None else ""
-        super().__init__(f"move {serial} is stored but only {acked}{wanted} replicas "
-                         "confirmed it in time")
 
 
 def next_head(head: str, event: MoveEvent) -> str:
@@ -128,6 +92,10 @@ class Appended:
 
     event: MoveEvent
     replayed: bool = False
+    #: The game's webhook registrations (as :meth:`Recorder.webhooks` returns them) read in
+    #: the same atomic step as a new append, so that the move's listeners need not read them
+    #: again; None when not read (a replay).
+    webhooks: tuple[dict, ...] | None = None
 
 
 class Recorder(ABC):
@@ -136,7 +104,8 @@ class Recorder(ABC):
     @abstractmethod
     def create_game(self, meta: GameMeta) -> None:
         """Store a new game (serial 0) with its static fields (``engine`` included, in the
-        same step). Raises ``ValueError`` if the id is taken."""
+        same step). Raises :class:`~service.errors.GameIdTaken` (a ``ValueError``) if the id
+        is taken."""
 
     @abstractmethod
     def get_meta(self, game_id: str) -> GameMeta:
@@ -154,8 +123,11 @@ class Recorder(ABC):
         :class:`SerialConflict`; if ``expected_head`` is given and the game's head is known
         and differs from it, raise :class:`StaleHead`; else append, set the game's serial,
         status and head (:func:`next_head` of the known head, or of ``expected_head`` when the
-        game's is unknown; unknown if both are) from the event and record the key. Raises
-        :class:`GameNotFound`.
+        game's is unknown; unknown if both are) from the event, record the key, and return
+        the event with that head (``Appended.event.head``, None when unknown) and the game's
+        webhook registrations as they are at that step (``Appended.webhooks``). A replay's
+        event carries the head stored with it.
+        Raises :class:`GameNotFound`.
 
         A backend configured to wait for replicas raises :class:`NotReplicated` after storing
         the event (or finding its record on a retry) when they do not confirm it in time.
@@ -170,8 +142,9 @@ class Recorder(ABC):
 
     @abstractmethod
     def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[MoveEvent]:
-        """Events with ``after < serial <= upto`` in order (``upto`` None: to the end).
-        Raises :class:`GameNotFound`."""
+        """Events with ``after < serial <= upto`` in order (``upto`` None: to the end), each
+        with the log's head after it (``MoveEvent.head``; None where the log has none: an
+        event appended before the game had a head). Raises :class:`GameNotFound`."""
 
     @abstractmethod
     def wait(self, game_id: str, after: int, timeout_s: float) -> list[MoveEvent]:
@@ -184,6 +157,41 @@ class Recorder(ABC):
         index of the ``recent_kept`` newest games created (older ones drop out of it as new
         ones come; games created in the same millisecond in any order). A game whose metadata
         is gone is skipped, so fewer than ``limit`` may come back although more exist."""
+
+    # -- webhook registrations ---------------------------------------------------------------
+
+    @abstractmethod
+    def add_webhook(self, game_id: str, hook: dict, limit: int) -> bool:
+        """Store ``hook`` (a JSON object with a string ``id``) as a registration of the game,
+        atomically unless the game has ``limit`` registrations already: True if stored, False
+        at the limit (nothing stored). Raises :class:`GameNotFound`, ``ValueError`` if the
+        game has a registration with that id."""
+
+    @abstractmethod
+    def webhooks(self, game_id: str) -> list[dict]:
+        """The game's registrations, in no particular order (none for an unknown game)."""
+
+    @abstractmethod
+    def get_webhook(self, game_id: str, webhook_id: str) -> dict | None:
+        """The registration, or None (none with that id, or no such game)."""
+
+    @abstractmethod
+    def update_webhook(self, game_id: str, webhook_id: str, fields: dict) -> dict | None:
+        """Atomically set ``fields`` (not ``id``) in the registration; returns it as stored
+        now, or None when there is none (nothing stored)."""
+
+    @abstractmethod
+    def delete_webhook(self, game_id: str, webhook_id: str) -> bool:
+        """Remove the registration; False if there was none."""
+
+    @abstractmethod
+    def import_webhooks(self, game_id: str, hooks: list[dict]) -> int:
+        """The migration of registrations kept elsewhere by an earlier version: atomically,
+        store each of ``hooks`` whose id was never imported into this game before (neither the
+        limit nor a registration already stored with the id is touched), and remember its id
+        as imported, for good: an import that runs again, or late (concurrently with another,
+        after the registration was deleted), stores nothing. Returns how many were stored.
+        Raises :class:`GameNotFound`."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections)."""
@@ -224,6 +232,9 @@ class InMemoryRecorder(Recorder):
         self._logs: dict[str, list[MoveEvent]] = {}
         #: game id -> key -> (fingerprint, serial, monotonic expiry or None)
         self._idem: dict[str, dict[str, tuple[str, int, float | None]]] = {}
+        #: game id -> webhook id -> registration; game id -> ids ever imported
+        self._hooks: dict[str, dict[str, dict]] = {}
+        self._imported: dict[str, set[str]] = {}
 
     def _record(self, game_id: str, key: str) -> tuple[str, int] | None:
         rec = self._idem[game_id].get(key)
@@ -237,10 +248,12 @@ class InMemoryRecorder(Recorder):
     def create_game(self, meta: GameMeta) -> None:
         with self._cond:
             if meta.game_id in self._meta:
-                raise ValueError(f"game {meta.game_id!r} exists")
+                raise GameIdTaken(meta.game_id)
             self._meta[meta.game_id] = replace(meta, serial=0, head="")
             self._logs[meta.game_id] = []
             self._idem[meta.game_id] = {}
+            self._hooks[meta.game_id] = {}
+            self._imported[meta.game_id] = set()
 
     def get_meta(self, game_id: str) -> GameMeta:
         with self._cond:
@@ -266,15 +279,17 @@ class InMemoryRecorder(Recorder):
             if expected_head is not None and meta.head is not None and meta.head != expected_head:
                 raise StaleHead(meta.serial)
             base = meta.head if meta.head is not None else expected_head
-            log.append(event)
+            head = None if base is None else next_head(base, event)
+            log.append(replace(event, head=head))
             self._meta[game_id] = replace(meta, serial=event.serial, status=event.status,
-                                          head=None if base is None else next_head(base, event))
+                                          head=head)
             if idempotency_key is not None:
                 ttl = self.idempotency_ttl_s
                 self._idem[game_id][idempotency_key] = (
                     fingerprint, event.serial, None if ttl is None else time.monotonic() + ttl)
             self._cond.notify_all()
-            return Appended(event)
+            return Appended(replace(event, head=head), webhooks=tuple(
+                copy.deepcopy(list(self._hooks.get(game_id, {}).values()))))
 
     def lookup_idempotency(self, game_id, key):
         with self._cond:
@@ -303,3 +318,47 @@ class InMemoryRecorder(Recorder):
                 if events or remaining <= 0:
                     return events
                 self._cond.wait(remaining)
+
+    def add_webhook(self, game_id, hook, limit):
+        with self._cond:
+            self.get_meta(game_id)
+            hooks = self._hooks[game_id]
+            if hook["id"] in hooks:
+                raise ValueError(f"webhook {hook['id']!r} exists")
+            if len(hooks) >= limit:
+                return False
+            hooks[hook["id"]] = copy.deepcopy(hook)
+            return True
+
+    def webhooks(self, game_id):
+        with self._cond:
+            return copy.deepcopy(list(self._hooks.get(game_id, {}).values()))
+
+    def get_webhook(self, game_id, webhook_id):
+        with self._cond:
+            return copy.deepcopy(self._hooks.get(game_id, {}).get(webhook_id))
+
+    def update_webhook(self, game_id, webhook_id, fields):
+        with self._cond:
+            hook = self._hooks.get(game_id, {}).get(webhook_id)
+            if hook is None:
+                return None
+            hook.update(copy.deepcopy({k: v for k, v in fields.items() if k != "id"}))
+            return copy.deepcopy(hook)
+
+    def delete_webhook(self, game_id, webhook_id):
+        with self._cond:
+            return self._hooks.get(game_id, {}).pop(webhook_id, None) is not None
+
+    def import_webhooks(self, game_id, hooks):
+        with self._cond:
+            self.get_meta(game_id)
+            stored = 0
+            for hook in hooks:
+                if hook["id"] in self._imported[game_id]:
+                    continue
+                self._imported[game_id].add(hook["id"])
+                if hook["id"] not in self._hooks[game_id]:
+                    self._hooks[game_id][hook["id"]] = copy.deepcopy(hook)
+                    stored += 1
+            return stored

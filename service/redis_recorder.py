@@ -16,18 +16,21 @@ import logging
 import math
 import numbers
 import time
+from dataclasses import dataclass, replace
 
 import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import (
     AskError,
     ClusterDownError,
+    ClusterError,
     MovedError,
     NoScriptError,
     SlotNotCoveredError,
     TryAgainError,
 )
 
+from .errors import GameIdTaken
 from .events import MoveEvent
 from .keys import KeySpace
 from .recorder import (
@@ -48,66 +51,124 @@ from .recorder import (
 
 log = logging.getLogger(__name__)
 
-# KEYS: meta, log, idempotency record, idempotency hash of earlier versions.
-# ARGV: serial, idempotency key ('' = none), fingerprint, event json, status after the move,
-#       record TTL in ms, '1' to rewrite a record found (a write of this connection's for WAIT),
-#       '1' to check the head, the expected head (the head at serial - 1 the caller built to).
-# Returns {'ok'} | {'nogame'} | {'conflict', current} | {'stale', current}
-#       | {'idem', "<fingerprint> <serial>", event json of that serial}.
+# KEYS: meta, log, idempotency record, idempotency hash of earlier versions, and optionally
+# the webhook registrations (see ADD_WEBHOOK_LUA).
+# ARGV: as AppendArgs.argv() writes them, named at the top of the script.
+# Returns {'ok', new head ('' when unknown), registration json, ...} (with the registrations'
+#         key: the game's webhook registrations, read in the same step, so that the move's
+#         listeners need no read of their own; without it just {'ok', new head})
+#       | {'nogame'} | {'conflict', current} | {'stale', current}
+#       | {'idem', "<fingerprint> <serial>", event json of that serial, its head if kept}.
 # The meta's 'head' (recorder.next_head) names the log position: the script refuses an append
 # whose expected head is not the stored one ('stale'), and writes the new head with the serial.
 # A meta without 'head' (a game from before heads) is unknown: not checked; the new head is
 # chained from the expected head if one is given, else it stays unknown.
 APPEND_LUA = """
-local cur = redis.call('HGET', KEYS[1], 'serial')
+local meta_key, log_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local webhooks_key = KEYS[5]
+local serial = ARGV[1]
+local idempotency_key = ARGV[2]
+local fingerprint = ARGV[3]
+local event_json = ARGV[4]
+local status = ARGV[5]
+local record_ttl_ms = ARGV[6]
+local rewrite_record = ARGV[7] == '1'
+local check_head = ARGV[8] == '1'
+local expected_head = ARGV[9]
+
+local cur = redis.call('HGET', meta_key, 'serial')
 if not cur then return {'nogame'} end
-if ARGV[2] ~= '' then
-  local rec = redis.call('GET', KEYS[3])
+if idempotency_key ~= '' then
+  local rec = redis.call('GET', record_key)
   if rec then
-    if ARGV[7] == '1' then redis.call('SET', KEYS[3], rec, 'KEEPTTL') end
+    if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
   else
-    rec = redis.call('HGET', KEYS[4], ARGV[2])
-    if rec and ARGV[7] == '1' then redis.call('HSET', KEYS[4], ARGV[2], rec) end
+    rec = redis.call('HGET', old_records_key, idempotency_key)
+    if rec and rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
   end
   if rec then
     local s = string.match(rec, ' (%d+)$')
-    local entry = redis.call('XRANGE', KEYS[2], s .. '-0', s .. '-0')[1]
-    if entry then return {'idem', rec, entry[2][2]} end
+    local entry = redis.call('XRANGE', log_key, s .. '-0', s .. '-0')[1]
+    if entry then return {'idem', rec, entry[2][2], entry[2][4]} end
     return {'idem', rec}
   end
 end
-if tonumber(cur) + 1 ~= tonumber(ARGV[1]) then return {'conflict', cur} end
-local head = redis.call('HGET', KEYS[1], 'head')
-if head and ARGV[8] == '1' and head ~= ARGV[9] then return {'stale', cur} end
-if not head and ARGV[8] == '1' then head = ARGV[9] end
-redis.call('XADD', KEYS[2], ARGV[1] .. '-0', 'e', ARGV[4])
+if tonumber(cur) + 1 ~= tonumber(serial) then return {'conflict', cur} end
+local head = redis.call('HGET', meta_key, 'head')
+if head and check_head and head ~= expected_head then return {'stale', cur} end
+if not head and check_head then head = expected_head end
+local new = ''
 if head then
-  local new = string.sub(redis.sha1hex(head .. '\\n' .. ARGV[4]), 1, 16)
-  redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5], 'head', new)
+  new = string.sub(redis.sha1hex(head .. '\\n' .. event_json), 1, 16)
+  redis.call('XADD', log_key, serial .. '-0', 'e', event_json, 'h', new)
+  redis.call('HSET', meta_key, 'serial', serial, 'status', status, 'head', new)
 else
-  redis.call('HSET', KEYS[1], 'serial', ARGV[1], 'status', ARGV[5])
+  redis.call('XADD', log_key, serial .. '-0', 'e', event_json)
+  redis.call('HSET', meta_key, 'serial', serial, 'status', status)
 end
-if ARGV[2] ~= '' then
-  redis.call('SET', KEYS[3], ARGV[3] .. ' ' .. ARGV[1], 'PX', ARGV[6])
+if idempotency_key ~= '' then
+  redis.call('SET', record_key, fingerprint .. ' ' .. serial, 'PX', record_ttl_ms)
 end
-return {'ok'}
+if not webhooks_key then return {'ok', new} end
+local reply = redis.call('HVALS', webhooks_key)
+table.insert(reply, 1, new)
+table.insert(reply, 1, 'ok')
+return reply
 """
 
+
+@dataclass(frozen=True, slots=True)
+class AppendArgs:
+    """The arguments of :data:`APPEND_LUA`, by name; :meth:`argv` writes them in the order
+    the script reads them (Redis passes strings: a flag is ``'1'`` or ``''``)."""
+
+    #: The serial of the event, which must be the game's current serial + 1.
+    serial: int
+    #: The idempotency key, None for none.
+    idempotency_key: str | None
+    #: The request body's fingerprint, recorded with the key.
+    fingerprint: str
+    #: The event as stored (:meth:`MoveEvent.to_json`).
+    event_json: str
+    #: The game's status after the move.
+    status: str
+    #: How long the idempotency record lives, in milliseconds.
+    record_ttl_ms: int
+    #: Rewrite a record found (the same value and TTL): a write of this connection's after
+    #: the move, for WAIT to count the replicas that have it.
+    rewrite_record: bool
+    #: The log's head at ``serial - 1`` the caller built its state to; None: not checked.
+    expected_head: str | None
+
+    def argv(self) -> list:
+        return [self.serial, self.idempotency_key or "", self.fingerprint, self.event_json,
+                self.status, self.record_ttl_ms, _flag(self.rewrite_record),
+                _flag(self.expected_head is not None), self.expected_head or ""]
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else ""
+
+
 # KEYS: meta, idempotency record, idempotency hash of earlier versions.
-# ARGV: idempotency key, '1' to rewrite a record found (as in APPEND_LUA).
+# ARGV: the idempotency key, and '1' to rewrite a record found (as AppendArgs.rewrite_record).
 # Returns {'nogame'} | {'none'} | {'rec', "<fingerprint> <serial>"}.
 LOOKUP_LUA = """
-local rec = redis.call('GET', KEYS[2])
+local meta_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3]
+local idempotency_key = ARGV[1]
+local rewrite_record = ARGV[2] == '1'
+
+local rec = redis.call('GET', record_key)
 if rec then
-  if ARGV[2] == '1' then redis.call('SET', KEYS[2], rec, 'KEEPTTL') end
+  if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
   return {'rec', rec}
 end
-rec = redis.call('HGET', KEYS[3], ARGV[1])
+rec = redis.call('HGET', old_records_key, idempotency_key)
 if rec then
-  if ARGV[2] == '1' then redis.call('HSET', KEYS[3], ARGV[1], rec) end
+  if rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
   return {'rec', rec}
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'nogame'} end
+if redis.call('EXISTS', meta_key) == 0 then return {'nogame'} end
 return {'none'}
 """
 
@@ -116,6 +177,38 @@ CREATE_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
+"""
+
+# Webhook registrations: a Hash (webhook id -> JSON) under the game's hash tag, and the Set of
+# ids imported from where earlier versions kept them.
+# KEYS: meta, registrations. ARGV: id, JSON, limit. Returns 'ok' | 'nogame' | 'taken' | 'limit'.
+ADD_WEBHOOK_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'nogame' end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 'taken' end
+if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then return 'limit' end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 'ok'
+"""
+
+# KEYS: registrations. ARGV: id, the JSON read, the JSON to write. Sets it only if the stored
+# one is still the one read: 1, else 0 (changed or deleted meanwhile).
+SWAP_WEBHOOK_LUA = """
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return 1
+"""
+
+# KEYS: meta, registrations, imported ids. ARGV: id, JSON, id, JSON, ...
+# Returns -1 (no game) or how many were stored.
+IMPORT_WEBHOOKS_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local stored = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
+    stored = stored + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+return stored
 """
 
 #: Errors of a cluster node after which the slot table is refreshed and the script and WAIT
@@ -140,7 +233,13 @@ def _s(v) -> str:
 
 
 def _event(fields: dict) -> MoveEvent:
-    return MoveEvent.from_json(fields[b"e"] if b"e" in fields else fields["e"])
+    """The event of a log entry, with the head written beside it (``h``) when there is one."""
+    if b"e" in fields:
+        event, head = fields[b"e"], fields.get(b"h")
+    else:
+        event, head = fields["e"], fields.get("h")
+    ev = MoveEvent.from_json(event)
+    return ev if head is None else replace(ev, head=_s(head))
 
 
 def _meta(game_id: str, raw: dict) -> GameMeta:
@@ -237,6 +336,9 @@ class RedisRecorder(Recorder):
         self._append = connection.register_script(APPEND_LUA)
         self._lookup = connection.register_script(LOOKUP_LUA)
         self._create = connection.register_script(CREATE_LUA)
+        self._add_webhook = connection.register_script(ADD_WEBHOOK_LUA)
+        self._swap_webhook = connection.register_script(SWAP_WEBHOOK_LUA)
+        self._import_webhooks = connection.register_script(IMPORT_WEBHOOKS_LUA)
 
     # -- games -----------------------------------------------------------------------------
 
@@ -248,7 +350,7 @@ class RedisRecorder(Recorder):
             fields["engine"] = json.dumps(meta.engine.to_dict(), sort_keys=True)
         args = [x for kv in fields.items() for x in kv]
         if not self._create(keys=[self.keys.game_meta(meta.game_id)], args=args):
-            raise ValueError(f"game {meta.game_id!r} exists")
+            raise GameIdTaken(meta.game_id)
         self._index_recent(meta)
 
     def _index_recent(self, meta: GameMeta) -> None:
@@ -301,15 +403,29 @@ class RedisRecorder(Recorder):
             raise ValueError("empty idempotency key or a fingerprint with spaces")
         keys = [self.keys.game_meta(game_id), self.keys.game_log(game_id),
                 self.keys.idempotency_record(game_id, idempotency_key or ""),
-                self.keys.game_idempotency(game_id)]
-        args = [expected_serial, idempotency_key or "", fingerprint, event.to_json(),
-                event.status, self._ttl_ms, "1" if self.min_replicas else "",
-                "" if expected_head is None else "1", expected_head or ""]
-        res, acked = self._run(self._append, keys, args)
+                self.keys.game_idempotency(game_id), self.keys.game_webhooks(game_id)]
+        args = AppendArgs(serial=expected_serial, idempotency_key=idempotency_key,
+                          fingerprint=fingerprint, event_json=event.to_json(),
+                          status=event.status, record_ttl_ms=self._ttl_ms,
+                          rewrite_record=bool(self.min_replicas), expected_head=expected_head)
+        try:
+            res, acked = self._run(self._append, keys, args.argv())
+        except (TryAgainError, ClusterError):
+            # A slot migrating: its new node runs a script only if every key it names exists
+            # there (else TRYAGAIN, which the cluster client retries until its TTL is spent:
+            # ClusterError). A replay's keys all may, but a game's registrations often do not
+            # exist: the script again without them. Nothing ran before (TRYAGAIN comes before
+            # the script); a script that did run and lost its answer meets its own serial or
+            # idempotency record, as any retry does.
+            keys = keys[:4]
+            res, acked = self._run(self._append, keys, args.argv())
         tag = _s(res[0])
         if tag == "ok":
             self._check_replicated(event.serial, acked)
-            return Appended(event)
+            head = _s(res[1]) or None
+            return Appended(replace(event, head=head),
+                            webhooks=tuple(json.loads(v) for v in res[2:])
+                            if len(keys) == 5 else None)
         if tag == "nogame":
             raise GameNotFound(game_id)
         if tag == "conflict":
@@ -320,7 +436,12 @@ class RedisRecorder(Recorder):
         if fp != fingerprint:
             raise IdempotencyKeyReused(serial)
         self._check_replicated(serial, acked)
-        done = MoveEvent.from_json(res[2]) if len(res) > 2 else self._event_at(game_id, serial)
+        if len(res) > 2:
+            done = MoveEvent.from_json(res[2])
+            if len(res) > 3:
+                done = replace(done, head=_s(res[3]))
+        else:
+            done = self._event_at(game_id, serial)
         return Appended(done, replayed=True)
 
     def _event_at(self, game_id: str, serial: int) -> MoveEvent:
@@ -330,7 +451,7 @@ class RedisRecorder(Recorder):
     def lookup_idempotency(self, game_id, key):
         keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key),
                 self.keys.game_idempotency(game_id)]
-        res, acked = self._run(self._lookup, keys, [key, "1" if self.min_replicas else ""])
+        res, acked = self._run(self._lookup, keys, [key, _flag(bool(self.min_replicas))])
         tag = _s(res[0])
         if tag == "nogame":
             raise GameNotFound(game_id)
@@ -343,6 +464,53 @@ class RedisRecorder(Recorder):
     def _check_replicated(self, serial: int, acked: int | None) -> None:
         if acked is not None and acked < self.min_replicas:
             raise NotReplicated(serial, acked, self.min_replicas)
+
+    # -- webhook registrations -------------------------------------------------------------
+    # Written without WAIT: a registration is replicated as the game's log is, asynchronously
+    # (min_replicas is the appends' promise).
+
+    def add_webhook(self, game_id, hook, limit):
+        keys = [self.keys.game_meta(game_id), self.keys.game_webhooks(game_id)]
+        res = _s(self._add_webhook(keys=keys, args=[hook["id"], json.dumps(hook), limit]))
+        if res == "nogame":
+            raise GameNotFound(game_id)
+        if res == "taken":
+            raise ValueError(f"webhook {hook['id']!r} exists")
+        return res == "ok"
+
+    def webhooks(self, game_id):
+        return [json.loads(v) for v in self.redis.hvals(self.keys.game_webhooks(game_id))]
+
+    def get_webhook(self, game_id, webhook_id):
+        raw = self.redis.hget(self.keys.game_webhooks(game_id), webhook_id)
+        return json.loads(raw) if raw is not None else None
+
+    def update_webhook(self, game_id, webhook_id, fields):
+        """A compare-and-set of the registration's JSON, read again while another writer
+        changes it in between."""
+        key = self.keys.game_webhooks(game_id)
+        while True:
+            raw = self.redis.hget(key, webhook_id)
+            if raw is None:
+                return None
+            hook = json.loads(raw)
+            hook.update({k: v for k, v in fields.items() if k != "id"})
+            # KEYS[1] unused: the script names the registrations KEYS[2], as the others do.
+            if self._swap_webhook(keys=[self.keys.game_meta(game_id), key],
+                                  args=[webhook_id, raw, json.dumps(hook)]):
+                return hook
+
+    def delete_webhook(self, game_id, webhook_id):
+        return bool(self.redis.hdel(self.keys.game_webhooks(game_id), webhook_id))
+
+    def import_webhooks(self, game_id, hooks):
+        keys = [self.keys.game_meta(game_id), self.keys.game_webhooks(game_id),
+                self.keys.game_webhooks_imported(game_id)]
+        args = [x for hook in hooks for x in (hook["id"], json.dumps(hook))]
+        stored = int(self._import_webhooks(keys=keys, args=args))
+        if stored < 0:
+            raise GameNotFound(game_id)
+        return stored
 
     # -- running a script, and WAIT after it on the same connection -----------------------
 

@@ -119,9 +119,9 @@ def work_here(redis_client):
 
 @pytest.fixture
 def spy_runner(monkeypatch):
-    """This process's analysis runner (``workers.analysis.process_runner()``) replaced by one
+    """This process's analysis runner (``workers.analysis_job.process_runner()``) replaced by one
     that records, in ``.seen``, the requests it runs."""
-    from boxfish.workers import analysis
+    from boxfish.workers import analysis_job as analysis
 
     class SpyRunner(analysis.AnalysisRunner):
         def __init__(self) -> None:

@@ -284,8 +284,7 @@ class RedisClusterProcesses:
             with contextlib.closing(node.client()) as c:
                 c.execute_command("CLUSTER", "REPLICATE", master.node_id)
         began = time.monotonic()
-        self._wait(deadline, "cluster_state:ok on every node with every replica in sync",
-                   self._healthy)
+        self._wait_healthy(deadline, "cluster_state:ok on every node with every replica in sync")
         self.timings["replicas"] = time.monotonic() - began
 
     # -- looking at the cluster ------------------------------------------------------------
@@ -432,12 +431,13 @@ class RedisClusterProcesses:
         self._spawn(node, fresh=False)
         deadline = time.monotonic() + timeout_s
         self._wait_ping(node, deadline)
-        self._wait(deadline, f"{node.name} to rejoin", self._healthy)
+        self._wait_healthy(deadline, f"{node.name} to rejoin")
 
     def wait_until_ok(self, timeout_s: float = 30.0) -> None:
         """Wait until every live node says ``cluster_state:ok`` and sees the same live
-        masters and replicas, and every live replica's link to its master is up."""
-        self._wait(time.monotonic() + timeout_s, "a healthy cluster", self._healthy)
+        masters and replicas, every live replica's link to its master is up, and every
+        replica has acknowledged its master's offset."""
+        self._wait_healthy(time.monotonic() + timeout_s, "a healthy cluster")
 
     def ensure_healthy(self, timeout_s: float = 60.0) -> None:
         """Restart every killed node and wait until the cluster is healthy: a test that
@@ -448,7 +448,7 @@ class RedisClusterProcesses:
         deadline = time.monotonic() + timeout_s
         for node in self.nodes:
             self._wait_ping(node, deadline)
-        self._wait(deadline, "a healthy cluster", self._healthy)
+        self._wait_healthy(deadline, "a healthy cluster")
 
     # -- stopping --------------------------------------------------------------------------
 
@@ -562,6 +562,38 @@ class RedisClusterProcesses:
         if len(masters_with_slots) != self.n_masters:
             return f"{len(masters_with_slots)} masters serve slots, not {self.n_masters}"
         return None
+
+    def _wait_healthy(self, deadline: float, what: str) -> None:
+        """Wait for :meth:`_healthy`, then for the replicas to be in step with it."""
+        self._wait(deadline, what, self._healthy)
+        self._wait_in_step(deadline)
+
+    def _wait_in_step(self, deadline: float) -> None:
+        """Wait until every replica has acknowledged its master's replication offset as it
+        is now. A master shows a freshly synced replica as ``online`` before the replica's
+        first ``REPLCONF ACK`` reaches it; until then a ``WAIT`` on that master cannot count
+        the replica, so a healthy-looking cluster could still fail ``WAIT 1 500``."""
+        targets = {}
+        for node in self.masters():
+            rep = _replication(node)
+            if isinstance(rep, str):
+                raise ClusterError(rep)
+            targets[node.node_id] = int(rep.get("master_repl_offset", 0))
+
+        def in_step() -> str | None:
+            for node_id, target in targets.items():
+                master = self.node_by_id(node_id)
+                rep = _replication(master)
+                if isinstance(rep, str):
+                    return rep
+                for i in range(int(rep.get("connected_slaves", 0))):
+                    acked = int((rep.get(f"slave{i}") or {}).get("offset", 0))
+                    if acked < target:
+                        return (f"a replica of {master.name} acknowledged offset {acked} "
+                                f"of {target}")
+            return None
+
+        self._wait(deadline, "the replicas to acknowledge their masters' offsets", in_step)
 
     def _wait(self, deadline: float, what: str, check) -> None:
         """Call ``check`` (None when done, else what is missing) until done or the deadline,

@@ -62,7 +62,7 @@ def test_the_old_top_level_names_are_not_importable(installed, name):
 def test_the_namespace_imports(installed):
     proc = _python(installed, (
         "import boxfish.engine, boxfish.service, boxfish.workers, boxfish.client\n"
-        "import boxfish.service.app, boxfish.workers.analysis, boxfish.engine.cli\n"
+        "import boxfish.service.app, boxfish.workers.analysis_job, boxfish.engine.cli\n"
         "print(boxfish.engine.__file__)\n"
         "print(boxfish.service.app.find_openapi())"))
     assert proc.returncode == 0, proc.stderr
@@ -104,7 +104,7 @@ def test_the_install_builds_the_compiled_core(installed):
     assert proc.returncode == 0, proc.stderr
     core_file, ran = proc.stdout.strip().split("\n")
     assert Path(core_file).is_relative_to(installed / "boxfish" / "engine" / "dots")
-    assert ran == "c -3 82031"
+    assert ran == "c -3 81102"
 
 
 def test_the_client_imports_nothing_of_the_service(installed):

@@ -1,15 +1,15 @@
 """A job's liveness key: how the API tells a job whose worker died from a slow one.
 
 A job enqueued with the keyword arguments ``alive_key`` and ``alive_ttl_s`` (analysis and
-engine-move jobs, see :meth:`service.analyses.AnalysisService.submit` and
-:meth:`service.engine_seat.EngineSeats.ensure_job`) has that key set, with a TTL of
+engine-move jobs, see :meth:`service.analysis_queue.AnalysisService.submit` and
+:meth:`service.engine_seat_scheduling.EngineSeats.ensure_job`) has that key set, with a TTL of
 ``alive_ttl_s``, by the worker process that runs it, and refreshed from a thread of that
 process (:class:`Liveness`) for the whole of its run: from before RQ marks the job started until
 after RQ has recorded its end (finished, failed, or requeued for a retry). So while the process
 lives, the key exists whenever RQ shows the job started, however long the job runs and whatever
 it is doing (setting up, searching, storing its result, running its callbacks); once the process
 dies the key expires within ``alive_ttl_s`` and the API fails the job
-(:meth:`service.analyses.AnalysisService.status`).
+(:meth:`service.analysis_queue.AnalysisService.status`).
 
 The workers of :mod:`workers.worker` do this (:class:`KeepsJobsAlive`) in the process that runs
 the job: the worker itself (RQ's ``SimpleWorker``) or its forked work horse (RQ's ``Worker``).

@@ -5,9 +5,9 @@ webhook queue with RQ's scheduler, which runs the delivery retries (``boxfish wo
 Workers take their jobs from the job queue's Redis (``BOXFISH_QUEUE_REDIS_URL``, or
 ``REDIS_URL`` when it is a plain Redis that also holds the queue; RQ cannot run on a Redis
 Cluster). An analysis job carries its whole position and needs nothing else. An engine-move
-job (:mod:`workers.engine_seat`) reads and appends to the move store (``REDIS_URL``, which may
+job (:mod:`workers.engine_move_job`) reads and appends to the move store (``REDIS_URL``, which may
 be a Redis Cluster): a worker connects to it on its first such job
-(:func:`workers.engine_seat.process_player`), not at start, so a worker that never plays the
+(:func:`workers.engine_move_job.process_player`), not at start, so a worker that never plays the
 engine never asks anything of the move store.
 
 A worker outlives an outage of that Redis: RQ's worker waits out a connection lost while it
@@ -68,7 +68,7 @@ def run_worker(redis_url: str, queue_names: str | Sequence[str], burst: bool = F
     """
     names = [queue_names] if isinstance(queue_names, str) else list(queue_names)
     logging.basicConfig(level=log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    worker_class = keeping_jobs_alive(Worker if fork else SimpleWorker)
+    worker_class = _telling_stops(keeping_jobs_alive(Worker if fork else SimpleWorker))
     stop = _stop_on_signals()
     worked = False
     pause = RECONNECT_MIN_S
@@ -85,7 +85,7 @@ def run_worker(redis_url: str, queue_names: str | Sequence[str], burst: bool = F
                                      logging_level=log_level) or worked
             except redis.exceptions.RedisError as exc:  # starting or signing off
                 log.warning("%s: its Redis failed (%s)", name, exc)
-            if burst or stop.is_set() or _stop_requested(worker):
+            if burst or stop.is_set() or worker.stop_requested:
                 return worked
             pause = RECONNECT_MIN_S if time.monotonic() - started >= STABLE_S else pause
             log.warning("%s: the RQ worker quit; starting a new one in %.1f s", name, pause)
@@ -103,6 +103,24 @@ def keeping_jobs_alive(worker_class: type) -> type:
     return type(f"Live{worker_class.__name__}", (KeepsJobsAlive, worker_class), {})
 
 
+class TellsStops:
+    """Mixin of an RQ worker class: ``stop_requested`` says whether the worker was told to
+    stop (a warm shutdown: SIGINT or SIGTERM, which RQ's worker answers with its public
+    ``request_stop``, as it does RQ's shutdown command), rather than quitting on an error."""
+
+    stop_requested = False
+
+    def request_stop(self, signum, frame) -> None:
+        self.stop_requested = True
+        super().request_stop(signum, frame)
+
+
+@functools.cache
+def _telling_stops(worker_class: type) -> type:
+    """``worker_class`` (an RQ worker class) with :class:`TellsStops`."""
+    return type(worker_class.__name__, (TellsStops, worker_class), {})
+
+
 def _stop_on_signals(event: threading.Event | None = None) -> threading.Event:
     """SIGINT/SIGTERM set the returned event (between RQ workers, which install their own)."""
     event = event or threading.Event()
@@ -113,12 +131,6 @@ def _stop_on_signals(event: threading.Event | None = None) -> threading.Event:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, handler)
     return event
-
-
-def _stop_requested(worker) -> bool:
-    """Whether the RQ worker was told to stop (a signal), rather than quitting on an error.
-    An RQ without the attribute read here counts as told: the worker is not restarted."""
-    return getattr(worker, "_shutdown_requested_date", True) is not None
 
 
 def _wait_for_redis(connection: redis.Redis, stop: threading.Event, url: str,

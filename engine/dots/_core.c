@@ -1358,6 +1358,7 @@ static int loony_value_fast(Memos *M, uint8_t *chains, int nc, uint8_t *loops, i
             longc[nlong++] = chains[i];
     /* _long_only(longc, loops, i, j) as a table, from the end */
     int f[MAXCOMP + 1][MAXCOMP + 1];
+    f[0][0] = 0; /* set below; this quiets gcc, which cannot see that the loops reach it */
     for (int i = nlong; i >= 0; i--)
         for (int j = nlp; j >= 0; j--) {
             if (i == nlong && j == nlp) {
@@ -1466,7 +1467,7 @@ typedef struct Core {
     PyObject *clock;   /* time.perf_counter: the clock the deadline is given in */
     long long nodes, tt_hits, horizon, max_nodes;
     double deadline, c_deadline;
-    int has_deadline, nsym, etc_min_free, pruned, abort, busy;
+    int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
     long long history[MAXL];
     /* threads (see "Threads" below) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */
@@ -1651,12 +1652,20 @@ static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t
     return n;
 }
 
-/* chain_dp.sacrifice_lines, then Searcher.gen_sacrifices' filter, sort and dedupe. */
+/* chain_dp.sacrifice_lines, then Searcher.gen_sacrifices' filter, sort and dedupe. With each
+ * line, in ``bound_out``, an upper bound on its value to the mover (127: none). A loony
+ * sacrifice (an end of a chain of k >= 3 boxes, or a loop of k) lets the taker choose between
+ * taking all k and moving in the rest R, worth k + v(R) to them, and declining the last two
+ * (a loop: four), which the opener takes before moving in R, worth k - 4 - v(R) (a loop:
+ * k - 8 - v(R)). The better of two is at least their mean, whatever v(R): the sacrifice is
+ * worth at most 2 - k to the opener (a loop: 4 - k). tests/engine/dots/test_loony_bound.py
+ * checks the bound against the reference solver; bench/dots_frontier_bench.py --compare
+ * measures what it saves. */
 static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_long,
-                          int any_safe, uint8_t *out)
+                          int any_safe, uint8_t *out, int8_t *bound_out)
 {
     const Board *B = S->B;
-    int size[2 * MAXL], line[2 * MAXL], n = 0;
+    int size[2 * MAXL], line[2 * MAXL], bnd[2 * MAXL], n = 0;
     uint64_t seen = 0;
     int classes[2 * MAXB + 2];
     int ncls = 0;
@@ -1705,9 +1714,11 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
         }
         if (loop) {
             size[n] = cnt + 1;
+            bnd[n] = 4 - cnt;
             line[n++] = la;
         } else if (cnt == 2) {
             size[n] = 2;
+            bnd[n] = INF;
             line[n++] = steps_a == 1 ? la : lb;
         } else if (cnt >= 3 && end_a >= 0 && end_a == end_b) {
             /* every undrawn line of the chain's boxes */
@@ -1729,11 +1740,13 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
             }
             while (lines) {
                 size[n] = cnt;
+                bnd[n] = INF;
                 line[n++] = bb_low(lines);
                 lines &= lines - 1;
             }
         } else {
             size[n] = cnt;
+            bnd[n] = cnt >= 3 ? 2 - cnt : INF;
             line[n++] = line_a;
         }
     }
@@ -1742,26 +1755,30 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
         for (int i = 0; i < n; i++)
             if (size[i] <= 2) {
                 size[k] = size[i];
+                bnd[k] = bnd[i];
                 line[k++] = line[i];
             }
         S->pruned = k != n;
         n = k;
     }
     for (int i = 1; i < n; i++) { /* sort by (size, line) */
-        int a = size[i], b = line[i], j = i - 1;
+        int a = size[i], b = line[i], c = bnd[i], j = i - 1;
         while (j >= 0 && (size[j] > a || (size[j] == a && line[j] > b))) {
             size[j + 1] = size[j];
             line[j + 1] = line[j];
+            bnd[j + 1] = bnd[j];
             j--;
         }
         size[j + 1] = a;
         line[j + 1] = b;
+        bnd[j + 1] = c;
     }
     bb_t used = 0;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!HAS(used, line[i])) {
             used |= BIT(line[i]);
+            bound_out[m] = (int8_t)(bnd[i] < INF ? bnd[i] : 127);
             out[m++] = (uint8_t)line[i];
         }
     return m;
@@ -1795,7 +1812,8 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
  *                  keys are kept to be handed to the children.
  *   node_children  searches the moves (principal variation search; a capture keeps the
  *                  turn), then the sacrifices (gen_sacrifices) when no safe line cut the
- *                  node off: the best value and move, and whether they are proven (no
+ *                  node off, skipping a loony one whose bound cannot reach into the window
+ *                  (loony_bound): the best value and move, and whether they are proven (no
  *                  horizon value used below). Returns 1 when a limit stopped the search.
  *   node_store     stores the result in the table: exact, a lower or an upper bound, proven
  *                  or at this depth, the best move in the key's frame.
@@ -2113,12 +2131,21 @@ NODE_PHASE int node_children(Core *S, Node *N, const ChildKeys *K)
     const bb_t *craw = nsym > 1 ? N->raw : NULL;
 
     long long h0 = S->horizon;
-    int best = -INF, bestm = -1, first = 1;
+    int best = -INF, bestm = -1, first = 1, sac = 0;
     uint8_t cv[MAXB];
+    int8_t sbound[MAXL + 2];
     for (;;) {
         int cut = 0;
         for (int i = 0; i < nm; i++) {
             int ln = moves[i], v = 0, have_v = 0, c = 0;
+            if (sac && sbound[i] <= alpha && S->loony_bound) {
+                /* a loony sacrifice whose bound cannot reach into the window */
+                if (sbound[i] > best) {
+                    best = sbound[i];
+                    bestm = ln;
+                }
+                continue;
+            }
             int ki = nck ? ckpos[ln] : -1;
             bb_t child = drawn | BIT(ln);
             Probe cp;
@@ -2224,15 +2251,17 @@ NODE_PHASE int node_children(Core *S, Node *N, const ChildKeys *K)
             unsafe = 0;
             if (depth < HEUR) {
                 S->pruned = 0;
-                nm = gen_sacrifices(S, drawn, vals, 1, any_safe, moves);
+                nm = gen_sacrifices(S, drawn, vals, 1, any_safe, moves, sbound);
                 if (S->pruned)
                     S->horizon++;
             } else
-                nm = gen_sacrifices(S, drawn, vals, 0, 0, moves);
+                nm = gen_sacrifices(S, drawn, vals, 0, 0, moves, sbound);
+            sac = 1;
             if (tried >= 0)
                 for (int i = 0; i < nm; i++)
                     if (moves[i] == tried) {
                         memmove(moves + i, moves + i + 1, nm - i - 1);
+                        memmove(sbound + i, sbound + i + 1, nm - i - 1);
                         nm--;
                         break;
                     }
@@ -2460,6 +2489,7 @@ static Core *core_helper(Core *S, int i)
     H->M = &H->own;
     H->nsym = S->nsym;
     H->etc_min_free = S->etc_min_free;
+    H->loony_bound = S->loony_bound;
     H->has_deadline = S->has_deadline;
     H->c_deadline = S->c_deadline;
     H->max_nodes = -1;
@@ -2600,6 +2630,7 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     S->nsym = symmetry ? S->B->nsym : 1;
     S->max_nodes = -1;
     S->etc_min_free = 10;
+    S->loony_bound = 1;
     return (PyObject *)S;
 }
 
@@ -2700,6 +2731,19 @@ static int Core_set_etc(Core *S, PyObject *v, void *c)
     return 0;
 }
 
+static PyObject *Core_get_loony(Core *S, void *c) { return PyBool_FromLong(S->loony_bound); }
+static int Core_set_loony(Core *S, PyObject *v, void *c)
+{
+    int x = v ? PyObject_IsTrue(v) : -1;
+    if (x < 0) {
+        if (!v)
+            PyErr_SetString(PyExc_TypeError, "cannot delete");
+        return -1;
+    }
+    S->loony_bound = x;
+    return 0;
+}
+
 static PyObject *Core_get_threads(Core *S, void *c) { return PyLong_FromLong(S->threads); }
 static int Core_set_threads(Core *S, PyObject *v, void *c)
 {
@@ -2763,6 +2807,9 @@ static PyGetSetDef Core_getset[] = {
      "heuristic values used so far", NULL},
     {"etc_min_free", (getter)Core_get_etc, (setter)Core_set_etc,
      "enhanced transposition cutoffs at nodes with this many undrawn lines or more", NULL},
+    {"loony_bound", (getter)Core_get_loony, (setter)Core_set_loony,
+     "skip the loony sacrifices whose bound (gen_sacrifices) cannot reach into the window",
+     NULL},
     {"spawn_nodes", (getter)Core_get_spawn_nodes, (setter)Core_set_spawn_nodes,
      "a threaded search starts its helper threads once it has searched this many nodes",
      NULL},

@@ -283,8 +283,8 @@ def loony_endgame_value(t: Tables, drawn: int, vals: list[int],
     return -dp.value(tuple(sorted(chains)), tuple(sorted(loops)))
 
 
-def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, int]]:
-    """The sacrifices worth trying, as ``(size key, line)``: one line per chain or loop.
+def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, int, int | None]]:
+    """The sacrifices worth trying, as ``(size key, line, bound)``: one line per chain or loop.
 
     Any line of a loop (key: length + 1); the middle line of a 2-chain (which cannot be
     declined); an end line of any other chain. Every line of a chain lets the taker choose
@@ -292,7 +292,14 @@ def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, i
     whether its ends meet the border or joints (boxes of valence 0/1), so one stands for
     all, except for a 3+ chain whose two ends meet the same joint (it may become capturable
     on the way): there every line is listed. Isolated chains (both ends on the border) and
-    loops of equal kind and length are the same game: one of each is listed."""
+    loops of equal kind and length are the same game: one of each is listed.
+
+    ``bound`` (None: none) caps the sacrifice's value to the player who makes it. Opening a
+    chain of n >= 3 at an end, or a loop of n, is loony: the taker chooses between taking all
+    n and moving in the rest R (worth n + v(R) to them) and declining the last two (a loop:
+    four), which the opener takes before moving in R (worth n - 4 - v(R); a loop: n - 8 -
+    v(R)). The better of two is at least their mean, whatever v(R) is, so the opener gets at
+    most 2 - n (a loop: 4 - n)."""
     box_mask = t.box_mask
     other = t.other
     seen = 0
@@ -342,15 +349,15 @@ def sacrifice_lines(t: Tables, drawn: int, vals: list[int]) -> list[tuple[int, i
                 continue
             classes.add(cls)
         if loop:
-            out.append((n + 1, la))
+            out.append((n + 1, la, 4 - n))
         elif n == 2:
-            out.append((2, la if steps_a == 1 else lb))
+            out.append((2, la if steps_a == 1 else lb, None))
         elif n >= 3 and end_a >= 0 and end_a == end_b:
             _loop, _n, lines, _ind = _component_of(t, drawn, vals, b0)
             for ln in lines:
-                out.append((n, ln))
+                out.append((n, ln, None))
         else:
-            out.append((n, line_a))
+            out.append((n, line_a, 2 - n if n >= 3 else None))
     return out
 
 

@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..analysis import Analysis, Bound, Limit, MoveValue, Progress
-from ..search import DepthResult, RootMove, SearchAborted, deadline_of
+from ..errors import SearchAborted
+from ..search import DepthResult, RootMove, deadline_of
 from . import compiled
 from .caches import DotsCaches, make_caches
 from .chain_dp import components

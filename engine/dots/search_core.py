@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import time
 
-from ..search import SearchAborted, SearcherBase
+from ..errors import SearchAborted
+from ..search import SearcherBase
 from . import compiled
 from .caches import DotsCaches
 from .chain_dp import component_sizes, components, sacrifice_lines
@@ -70,7 +71,12 @@ class Searcher(SearcherBase):
     the caches' own. ``deadline`` / ``max_nodes`` and the counters: see
     :class:`~engine.search.SearcherBase`; reaching a limit raises
     :class:`~engine.search.SearchAborted` out of ``search``.
+
+    ``loony_bound`` (from ``default_loony_bound``, on; benchmarks turn it off to measure it):
+    skip a loony sacrifice whose bound cannot reach into the window (``gen_sacrifices``).
     """
+
+    default_loony_bound = True
 
     def __init__(self, t: Tables, tt: TranspositionTable | None = None,
                  symmetry: bool = True, deadline: float | None = None,
@@ -90,6 +96,8 @@ class Searcher(SearcherBase):
         self.pruned = False
         # enhanced transposition cutoffs at nodes with this many undrawn lines or more
         self.etc_min_free = 10
+        # skip the loony sacrifices whose bound cannot reach into the window (gen_sacrifices)
+        self.loony_bound = self.default_loony_bound
         # search(drawn, alpha, beta, depth, vals=None) -> value (see ``_build_search``)
         self.search = self._build_search()
 
@@ -219,9 +227,10 @@ class Searcher(SearcherBase):
         return safe, unsafe
 
     def gen_sacrifices(self, drawn: int, vals: list[int], prune_long: bool = False,
-                       any_safe: bool = True) -> list[int]:
+                       any_safe: bool = True) -> tuple[list[int], dict[int, int]]:
         """The sacrifices of ``chain_dp.sacrifice_lines`` (one line per chain or loop, one
-        chain or loop per kind and length among the isolated ones), smallest first.
+        chain or loop per kind and length among the isolated ones), smallest first, and the
+        loony ones' bounds by line (the most each is worth to the mover).
 
         ``prune_long`` (depth-limited search only): while safe lines remain (``any_safe``),
         leave out sacrifices of 3+ chains and of loops (almost never right, and they double
@@ -232,14 +241,17 @@ class Searcher(SearcherBase):
             n0 = len(sacs)
             sacs = [x for x in sacs if x[0] <= 2]
             self.pruned = len(sacs) != n0
-        sacs.sort()
+        sacs.sort(key=lambda x: (x[0], x[1]))
         seen = 0
         out = []
-        for _, ln in sacs:
+        bounds = {}
+        for _, ln, bound in sacs:
             if not seen >> ln & 1:
                 seen |= 1 << ln
                 out.append(ln)
-        return out
+                if bound is not None:
+                    bounds[ln] = bound
+        return out, bounds
 
     # ------------------------------------------------------------------ negamax
     def _build_search(self):
@@ -310,8 +322,9 @@ class Searcher(SearcherBase):
         #                  in generation order); the keys are kept to be handed to the children.
         #   node_children  searches the moves (principal variation search; a capture keeps the
         #                  turn), then the sacrifices (``gen_sacrifices``) when no safe line cut
-        #                  the node off: the best value and move, and whether they are proven
-        #                  (no horizon value used below).
+        #                  the node off, skipping a loony one whose bound cannot reach into the
+        #                  window (``loony_bound``): the best value and move, and whether they
+        #                  are proven (no horizon value used below).
         #   node_store     stores the result in the table: exact, a lower or an upper bound,
         #                  proven or at this depth, the best move in the key's frame.
         #
@@ -459,8 +472,15 @@ class Searcher(SearcherBase):
             best = -INF
             bestm = -1
             first = True
+            bounds = None
             while True:
                 for ln in moves:
+                    if bounds and ln in bounds and bounds[ln] <= alpha and self.loony_bound:
+                        # a loony sacrifice whose bound cannot reach into the window
+                        if bounds[ln] > best:
+                            best = bounds[ln]
+                            bestm = ln
+                        continue
                     km = ckm.get(ln) if ckm else None
                     v = None
                     c = 0
@@ -522,11 +542,11 @@ class Searcher(SearcherBase):
                         unsafe = 0
                         if depth < heuristic:
                             self.pruned = False
-                            moves = gen_sacrifices(drawn, vals, True, any_safe)
+                            moves, bounds = gen_sacrifices(drawn, vals, True, any_safe)
                             if self.pruned:
                                 self.horizon += 1
                         else:
-                            moves = gen_sacrifices(drawn, vals)
+                            moves, bounds = gen_sacrifices(drawn, vals)
                         if tried >= 0 and tried in moves:
                             moves.remove(tried)
                         if moves:
@@ -662,6 +682,7 @@ class CompiledSearcher(Searcher):
         core.deadline = deadline
         core.max_nodes = max_nodes
         core.etc_min_free = self.etc_min_free
+        core.loony_bound = self.loony_bound
         core.threads = threads
         self.core = core
         self.search = core.search
@@ -688,7 +709,8 @@ def _core_attribute(name: str) -> property:
     return property(get, set, doc=f"``{name}`` (see :class:`~engine.search.SearcherBase`)")
 
 
-for _name in ("nodes", "tt_hits", "horizon", "deadline", "max_nodes", "etc_min_free"):
+for _name in ("nodes", "tt_hits", "horizon", "deadline", "max_nodes", "etc_min_free",
+              "loony_bound"):
     setattr(CompiledSearcher, _name, _core_attribute(_name))
 del _name
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..search import SearchAborted
+from ..errors import CheckpointMismatch, SearchAborted
 from . import compiled
 from .caches import DotsCaches
 from .search import _mtd_beta
@@ -47,11 +47,6 @@ from .search_tt import INF, PROVEN
 SLICE_S = 1.0
 #: The checkpoint file's format.
 FORMAT = "boxfish-solve/1"
-
-
-class CheckpointMismatch(ValueError):
-    """A checkpoint file is not one of this solve (another board or position, or not a
-    checkpoint at all)."""
 
 
 @dataclass(slots=True)
@@ -121,7 +116,9 @@ class Solve:
         self.current_bounds: tuple[int, int] = (-INF, INF)
         self.nodes_before = 0
         self._stop = False
-        if checkpoint is not None and os.path.exists(checkpoint):
+        #: whether the solve goes on from a checkpoint
+        self.resumed = checkpoint is not None and os.path.exists(checkpoint)
+        if self.resumed:
             self._load(checkpoint)
 
     # -- the solve -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The Dots-and-Boxes position: drawn lines as an int bitboard, box valences, and the kept
-structures (the move index x -> y -> orientation -> serial, opportunities and pitfalls, the
+structures (the move index: per line, the serial that drew it; opportunities and pitfalls, the
 chain state and the undo stack).
 
 Two ways in, the same in both games (see :mod:`engine.game`): ``play(move)`` checks its input
@@ -40,7 +40,7 @@ class DotsState(State):
     """A mutable Dots-and-Boxes position. See the module docstring for the two ways in."""
 
     __slots__ = ("game", "_geo", "_drawn", "_val", "_v2", "_v3", "_owner", "_scores",
-                 "_to_move", "_serial", "_stack", "_index", "_index_shared", "_chains", "_phase",
+                 "_to_move", "_serial", "_stack", "_line_serial", "_chains", "_phase",
                  "_base")
 
     def __init__(self, game) -> None:
@@ -58,8 +58,9 @@ class DotsState(State):
         self._base = 0        # serial of the loaded position (from_lines): undo stops there
         # undo stack: (line, completed, player, phase before the move)
         self._stack: list[tuple[int, int, int, Phase]] = []
-        self._index: dict[int, dict[int, dict[int, int]]] = {}
-        self._index_shared = False  # copy-on-write: set when a copy shares this index
+        # the move index, flat: line id -> serial of the move that drew it (0: undrawn, or
+        # drawn in a loaded position; ``_drawn`` tells which), so that ``copy`` is a list slice
+        self._line_serial = [0] * geo.num_lines
         self._chains = ChainTracker(geo)
         self._phase = _START
 
@@ -98,10 +99,7 @@ class DotsState(State):
         done = sum(1 for v in self._val if v == 4)
         if s0 + s1 > done:
             raise ValueError(f"scores {(s0, s1)!r} exceed the {done} completed boxes")
-        for ys in self._index.values():
-            for os_ in ys.values():
-                for o in os_:
-                    os_[o] = 0
+        self._line_serial = [0] * self._geo.num_lines
         self._stack.clear()
         self._owner = [-1] * self._geo.num_boxes
         self._scores = [s0, s1]
@@ -172,8 +170,21 @@ class DotsState(State):
 
     def index(self) -> dict:
         """The move index x -> y -> orientation -> serial of the move that drew the line
-        (a deep copy: changing it changes nothing). Lines of a ``from_lines`` position carry 0."""
-        return {x: {y: dict(os) for y, os in ys.items()} for x, ys in self._index.items()}
+        (a new dict: changing it changes nothing). Lines of a ``from_lines`` position carry 0.
+        Keys are in the order their lines were drawn (the loaded lines first, by line id)."""
+        serials = self._line_serial
+        moves = self._geo.moves
+        out: dict[int, dict[int, dict[int, int]]] = {}
+        for line in sorted(bits(self._drawn), key=lambda ln: serials[ln]):  # stable: by id
+            x, y, o = moves[line]
+            ys = out.get(x)
+            if ys is None:
+                ys = out[x] = {}
+            os_ = ys.get(y)
+            if os_ is None:
+                os_ = ys[y] = {}
+            os_[o] = serials[line]
+        return out
 
     # ------------------------------------------------------------------ play / undo
     def check(self, move) -> int:
@@ -194,14 +205,12 @@ class DotsState(State):
         if not geo.in_range(x, y, o):
             raise IllegalMove("out_of_range", move,
                               f"no such line on a {geo.width}x{geo.height} board")
-        # the move index lookup: x, then y, then orientation, each an O(1) dict probe
-        ys = self._index.get(x)
-        if ys is not None:
-            os_ = ys.get(y)
-            if os_ is not None and o in os_:
-                by = f"by move {os_[o]}" if os_[o] else "in the loaded position"
-                raise IllegalMove("already_drawn", move, f"drawn {by}")
-        return geo.line_id(x, y, o)
+        line = geo.line_id(x, y, o)
+        if (self._drawn >> line) & 1:
+            serial = self._line_serial[line]
+            by = f"by move {serial}" if serial else "in the loaded position"
+            raise IllegalMove("already_drawn", move, f"drawn {by}")
+        return line
 
     def play(self, move) -> Played:
         """Draw ``move`` ``(x, y, o)``; raises IllegalMove (and changes nothing) if it can't."""
@@ -234,17 +243,7 @@ class DotsState(State):
         self._chains.dirty |= geo.line_box_mask[line]
         phase = self._phase
         self._stack.append((line, completed, player, phase))
-        serial = self._serial = self._serial + 1
-        x, y, o = geo.moves[line]
-        if self._index_shared:
-            self._unshare_index()
-        ix = self._index.get(x)
-        if ix is None:
-            ix = self._index[x] = {}
-        iy = ix.get(y)
-        if iy is None:
-            iy = ix[y] = {}
-        iy[o] = serial
+        self._line_serial[line] = self._serial = self._serial + 1
         if completed:
             self._scores[player] += completed
         else:
@@ -284,24 +283,11 @@ class DotsState(State):
                 self._owner[b] = -1
         self._chains.dirty |= geo.line_box_mask[line]
         self._serial -= 1
-        x, y, o = geo.moves[line]
-        if self._index_shared:
-            self._unshare_index()
-        ix = self._index[x]
-        iy = ix[y]
-        del iy[o]
-        if not iy:
-            del ix[y]
-            if not ix:
-                del self._index[x]
+        self._line_serial[line] = 0
         self._scores[player] -= completed
         self._to_move = player
         self._phase = phase
         return line
-
-    def _unshare_index(self) -> None:
-        self._index = self.index()
-        self._index_shared = False
 
     def copy(self) -> DotsState:
         other = DotsState.__new__(DotsState)
@@ -317,9 +303,7 @@ class DotsState(State):
         other._serial = self._serial
         other._base = self._base
         other._stack = self._stack[:]
-        # the nested index is shared until either side plays or undoes a move
-        other._index = self._index
-        other._index_shared = self._index_shared = True
+        other._line_serial = self._line_serial[:]
         other._chains = self._chains.copy()
         other._phase = self._phase
         return other

@@ -28,7 +28,8 @@ from __future__ import annotations
 import time
 
 from ..analysis import Analysis, Bound, MoveValue, Progress, Proven
-from ..search import DepthResult, RootMove, SearchAborted, SearcherBase, deadline_of
+from ..errors import SearchAborted
+from ..search import DepthResult, RootMove, SearcherBase, deadline_of
 from .endgame import points_static
 from .evaluate import CLOSED_BLOCK_VALUES, MAX_EVAL, PTS_HI, PTS_LO, BlockInfoCache, evaluate
 from .state import FULL_BOARD, XtttState

@@ -162,6 +162,14 @@ class GamePage {
     this.boardRequest = 0;
     this.analysis = null; // {serial, result, svg} of the last finished analysis
     this.analysisRun = 0;
+    /** The id (`<serial>.<head>`) of the last `game` event: the log position the moves were
+     * reloaded from after the log was rewritten (null: never). The board pictures' URLs
+     * carry it, so that no picture of a lost history is taken from the browser's cache
+     * (pictures at `?at=` are revalidated, but a URL of its own needs no round trip). */
+    this.history = null;
+    this.reloadRun = 0;
+    /** Stream moves that came while a reload was loading (merged after it), or null. */
+    this.pending = null;
     fillTimeSelect($("analysis-time"), Number(body.dataset.maxTimeMs), Number(body.dataset.defaultTimeMs));
   }
 
@@ -219,6 +227,41 @@ class GamePage {
     }
   }
 
+  /** The log no longer has moves this page holds (a `game` event whose id is `position`):
+   * load the game and all its moves afresh, forget the analysis (of a position that may be
+   * gone) and draw the boards anew; moves the stream brings meanwhile are merged after. */
+  async reload(position) {
+    const run = ++this.reloadRun;
+    this.pending = this.pending || [];
+    let view, moves;
+    try {
+      view = await api(this.base);
+      ({ moves } = await api(`${this.base}/moves`));
+    } catch (err) {
+      if (run === this.reloadRun) {
+        this.pending = null;
+        this.setConnection(`reconnecting… (${err.message})`, "lost");
+      }
+      return;
+    }
+    if (run !== this.reloadRun) return; // a later game event reloads again
+    const pending = this.pending;
+    this.pending = null;
+    this.history = position || `${view.serial}@${Date.now()}`;
+    this.view = view;
+    this.moves = [];
+    if (this.analysis) $("analysis-status").textContent = "";
+    this.analysis = null;
+    this.merge(moves);
+    this.merge(pending);
+    if (this.fixed !== null && this.fixed > this.live) this.fixed = null;
+    this.onNewMoves();
+    if (this.finished()) {
+      if (this.events) this.events.close();
+      this.setConnection("game over", "done");
+    }
+  }
+
   async refreshView() {
     try {
       this.view = await api(this.base);
@@ -242,18 +285,29 @@ class GamePage {
       this.setConnection("game over", "done");
       return;
     }
-    // ?after= the serial we have: no opening `game` event, only the moves after it. The
-    // browser resumes with Last-Event-ID itself after a lost connection.
-    const events = new EventSource(`${this.base}/events?after=${this.live}`);
+    // The first stream: ?after= the serial of the moves just loaded, no opening `game` event,
+    // only the moves after it. The browser resumes it with Last-Event-ID (`<serial>.<head>`,
+    // which the server checks) after a lost connection. A stream started again here, after
+    // the browser gave up (an error answer: a 503 while the store fails over, say), starts
+    // afresh instead: a bare ?after= is trusted even if the log lost moves this page shows,
+    // while a fresh stream's opening `game` event reloads the game from the log.
+    const from = this.events ? "" : `?after=${this.live}`;
+    const events = new EventSource(`${this.base}/events${from}`);
     this.events = events;
     events.addEventListener("open", () => {
       if (this.lost) this.resync(); // anything missed while the connection was down
       this.lost = false;
       this.setConnection("live", "live");
     });
+    // A `game` event on a stream opened with ?after= (or resumed with Last-Event-ID) says
+    // the log no longer has moves this page holds (a store failover lost them; see the
+    // README); on a stream started afresh it is the log's state. Either way: load the game
+    // and its moves afresh.
+    events.addEventListener("game", (event) => this.reload(event.lastEventId));
     events.addEventListener("move", (event) => {
       const move = JSON.parse(event.data);
-      if (this.merge([move])) this.onNewMoves();
+      if (this.pending) this.pending.push(move); // a reload is loading: merged after it
+      else if (this.merge([move])) this.onNewMoves();
       if (move.status === "finished") {
         events.close();
         this.setConnection("game over", "done");
@@ -369,7 +423,8 @@ class GamePage {
   async renderBoard(shown) {
     const request = ++this.boardRequest;
     const analysed = this.analysis && this.analysis.serial === shown;
-    const url = analysed ? this.analysis.svgUrl : `${this.base}/board.svg?at=${shown}`;
+    const history = this.history ? `&log=${encodeURIComponent(this.history)}` : "";
+    const url = analysed ? this.analysis.svgUrl : `${this.base}/board.svg?at=${shown}${history}`;
     let text;
     try {
       const resp = await fetch(url);

@@ -5,6 +5,7 @@ Views are thin: parse and validate the request, call a service, shape the respon
 
 from __future__ import annotations
 
+import functools
 import re
 
 from flask import current_app, request
@@ -12,8 +13,10 @@ from flask import current_app, request
 from boxfish.engine import game_names, load_game
 
 from ..bodies import parse_int, parse_json, read_body
+from ..errors import Forbidden, Unauthorized
+from ..games import token_matches
 from ..models import MAX_INT, GameChoice, param_names, with_params
-from ..problems import Problem, invalid
+from ..problems import Problem, check_at_most, field_error, invalid, invalid_field
 from ..webhook_urls import UrlRefused, check_url
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -41,11 +44,6 @@ def json_body(optional: bool = False) -> dict:
     return body
 
 
-def validate(model, data):
-    """``model.model_validate(data)``; pydantic errors become 422 problems (by the handler)."""
-    return model.model_validate(data)
-
-
 def choose_game(body: dict, base):
     """Validate ``body`` with ``base``'s fields plus the chosen game's parameters; return
     ``(model instance, engine game)``. The configured board-size limit is checked too."""
@@ -53,15 +51,46 @@ def choose_game(body: dict, base):
     if choice.game not in game_names():
         raise invalid(f"unknown game {choice.game!r}; known: {', '.join(game_names())}",
                       reason="unknown_game")
-    data = validate(with_params(base, choice.game), body)
+    data = with_params(base, choice.game).model_validate(body)
     params = {k: getattr(data, k) for k in param_names(choice.game)}
     limit = ctx().settings.max_board_size
     too_big = [k for k in ("width", "height") if k in params and params[k] > limit]
     if too_big:
         raise invalid(f"{' and '.join(too_big)} must be at most {limit} on this server",
-                      errors=[{"loc": [k], "msg": f"at most {limit}", "type": "less_than_equal"}
+                      errors=[field_error([k], f"at most {limit}", "less_than_equal")
                               for k in too_big], reason="limit_exceeded")
     return data, load_game(choice.game, **params)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, or None for any other."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def write_token_required(view):
+    """Decorate a view of a route with ``<game_id>``: the view runs only for a request that
+    carries the game's write token (``Authorization: Bearer <write_token>``), and is given the
+    game's static metadata (:meth:`service.games.GameService.static_meta`) as its first
+    argument in place of ``game_id``. Raises :class:`~service.errors.NotFound` (404) for an
+    unknown game, :class:`~service.errors.Unauthorized` (401) without a Bearer token,
+    :class:`~service.errors.Forbidden` (403) with another game's, in that order."""
+
+    @functools.wraps(view)
+    def checked(game_id: str, **kwargs):
+        meta = ctx().games.static_meta(check_id(game_id, "game"))
+        authorization = request.headers.get("Authorization")
+        if not authorization:
+            raise Unauthorized("send the game's write_token as 'Authorization: Bearer <token>'")
+        token = bearer_token(authorization)
+        if token is None:
+            raise Unauthorized("the Authorization header must be 'Bearer <write_token>'")
+        if not token_matches(meta, token):
+            raise Forbidden()
+        return view(meta, **kwargs)
+
+    return checked
 
 
 def check_id(value: str, what: str) -> str:
@@ -83,12 +112,11 @@ def query_int(name: str, default: int, minimum: int = 0, maximum: int = MAX_INT)
         reason = str(exc)
     if reason == "not an integer":
         shown = raw if len(raw) <= 40 else raw[:40] + "..."
-        raise invalid(f"query parameter {name!r} must be an integer, got {shown!r}",
-                      errors=[{"loc": ["query", name], "msg": "not an integer",
-                               "type": "int_parsing"}])
+        raise invalid_field(f"query parameter {name!r} must be an integer, got {shown!r}",
+                            ["query", name], "not an integer", "int_parsing")
     kind = "greater_than_equal" if reason.startswith(">") else "less_than_equal"
-    raise invalid(f"query parameter {name!r} must be {reason}",
-                  errors=[{"loc": ["query", name], "msg": reason, "type": kind}])
+    raise invalid_field(f"query parameter {name!r} must be {reason}", ["query", name], reason,
+                        kind)
 
 
 def checked_url(url: str, loc: list) -> str:
@@ -98,5 +126,16 @@ def checked_url(url: str, loc: list) -> str:
     try:
         return check_url(url, ctx().settings.webhook_allow_private)
     except UrlRefused as exc:
-        raise invalid(str(exc), errors=[{"loc": loc, "msg": str(exc), "type": exc.reason}],
-                      reason=exc.reason) from None
+        raise invalid_field(str(exc), loc, str(exc), exc.reason, exc.reason) from None
+
+
+def time_ms_limit(time_ms: int | None, loc: list) -> int:
+    """The search time asked for at ``loc`` (``["time_ms"]``, ``["engine", "time_ms"]``):
+    ``time_ms``, or without one the server's default (at most its maximum); a 422
+    ``limit_exceeded`` when it is above the server's maximum, ``max_time_ms``."""
+    settings = ctx().settings
+    if time_ms is None:
+        return min(settings.default_time_ms, settings.max_time_ms)
+    name = ".".join(loc)
+    return check_at_most(time_ms, settings.max_time_ms, loc,
+                         f"{name} must be at most {settings.max_time_ms} on this server")

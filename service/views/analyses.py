@@ -1,9 +1,9 @@
 """Analyses: submit a position (or a stored game at a serial) and read the job.
 
 Both submitting routes validate into one :class:`~service.analysis_request.AnalysisRequest` and
-hand it to :meth:`service.analyses.AnalysisService.submit`. A ``callback`` is no part of the
+hand it to :meth:`service.analysis_queue.AnalysisService.submit`. A ``callback`` is no part of the
 request (identical requests share a job whatever their callbacks): it is registered with the
-job afterwards (:meth:`service.webhooks.Webhooks.add_callback`)."""
+job afterwards (:meth:`service.webhook_store.Webhooks.add_callback`)."""
 
 from __future__ import annotations
 
@@ -17,26 +17,22 @@ from ..analysis_request import (
     canonical_position,
     core_problem,
 )
+from ..errors import QueueFull
 from ..models import AnalysisFields, Callback, GameAnalysis
-from ..problems import Problem, invalid
-from ..webhooks import analysis_event
-from . import check_id, checked_url, choose_game, ctx, json_body, validate
+from ..problems import Problem, check_at_most, invalid, invalid_field
+from ..webhook_store import analysis_event
+from . import check_id, checked_url, choose_game, ctx, json_body, time_ms_limit
 
 bp = Blueprint("analyses", __name__)
 
 
 def _limits(data) -> tuple[int, int | None]:
-    settings = ctx().settings
-    time_ms = data.time_ms if data.time_ms is not None else min(settings.default_time_ms,
-                                                                settings.max_time_ms)
-    if time_ms > settings.max_time_ms:
-        raise invalid(f"time_ms must be at most {settings.max_time_ms} on this server",
-                      errors=[{"loc": ["time_ms"], "msg": f"at most {settings.max_time_ms}",
-                               "type": "less_than_equal"}], reason="limit_exceeded")
-    if data.multipv is not None and data.multipv > settings.max_multipv:
-        raise invalid(f"multipv must be at most {settings.max_multipv}",
-                      errors=[{"loc": ["multipv"], "msg": f"at most {settings.max_multipv}",
-                               "type": "less_than_equal"}], reason="limit_exceeded")
+    """``(time_ms, multipv)`` of a request: :func:`time_ms_limit` and ``multipv`` at most the
+    server's ``max_multipv`` (a 422 ``limit_exceeded`` above)."""
+    time_ms = time_ms_limit(data.time_ms, ["time_ms"])
+    if data.multipv is not None:
+        cap = ctx().settings.max_multipv
+        check_at_most(data.multipv, cap, ["multipv"], f"multipv must be at most {cap}")
     return time_ms, data.multipv
 
 
@@ -45,9 +41,8 @@ def _check_core(game, core: str | None) -> str | None:
     the engine's reason in ``detail``) otherwise."""
     problem = core_problem(game, core)
     if problem is not None:
-        raise invalid(f"core {core!r} cannot run this analysis: {problem}",
-                      errors=[{"loc": ["core"], "msg": problem, "type": "core_unavailable"}],
-                      reason="core_unavailable")
+        raise invalid_field(f"core {core!r} cannot run this analysis: {problem}", ["core"],
+                            problem, "core_unavailable", "core_unavailable")
     return core
 
 
@@ -56,9 +51,8 @@ def _check_moves(game, moves: list) -> list[list]:
     index) if one is malformed or illegal. Returns them canonical (lists of ints)."""
     limit = ctx().settings.max_moves
     if len(moves) > limit:
-        raise invalid(f"at most {limit} moves per request on this server",
-                      errors=[{"loc": ["moves"], "msg": f"at most {limit} items",
-                               "type": "too_long"}], reason="limit_exceeded")
+        raise invalid_field(f"at most {limit} moves per request on this server", ["moves"],
+                            f"at most {limit} items", "too_long", "limit_exceeded")
     state = game.new_state()
     for i, raw in enumerate(moves):
         try:
@@ -76,7 +70,7 @@ def _respond(analysis: AnalysisRequest, callback: Callback | None):
         checked_url(callback.url, ["callback", "url"])
     try:
         job, how = services.analyses.submit(analysis)
-    except Problem:
+    except QueueFull:
         services.metrics.analyses.labels("rejected").inc()
         raise
     services.metrics.analyses.labels(how).inc()
@@ -104,9 +98,8 @@ def _wait_param() -> float:
         if not 0 <= value <= cap:
             raise ValueError
     except ValueError:
-        raise invalid(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
-                      errors=[{"loc": ["query", "wait"], "msg": f"0 to {cap:g}",
-                               "type": "less_than_equal"}]) from None
+        raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
+                            ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
     return value
 
 
@@ -135,15 +128,13 @@ def submit_analysis():
 def analyse_game(game_id: str):
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
-    data = validate(GameAnalysis, json_body(optional=True))
+    data = GameAnalysis.model_validate(json_body(optional=True))
     time_ms, multipv = _limits(data)
     game = games.game_of(meta)
     core = _check_core(game, data.core)
-    at = meta.serial if data.at is None else data.at
-    if at > meta.serial:
-        raise invalid(f"at must be at most the game's serial {meta.serial}",
-                      errors=[{"loc": ["at"], "msg": f"at most {meta.serial}",
-                               "type": "less_than_equal"}], reason="out_of_range")
+    at = meta.serial if data.at is None else check_at_most(
+        data.at, meta.serial, ["at"], f"at must be at most the game's serial {meta.serial}",
+        "out_of_range")
     moves = [e.move for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
     return _respond(AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv,
                                              core=core, moves=moves), data.callback)
@@ -154,4 +145,14 @@ def get_analysis(job_id: str):
     analyses = ctx().analyses
     job = analyses.get(check_id(job_id, "analysis"))
     return analyses.view(job)
+
+
+@bp.get("/v1/analyses/<job_id>/deliveries")
+def list_callback_deliveries(job_id: str):
+    """The delivery attempts of the analysis's callbacks, newest first (the last
+    ``DELIVERIES_KEPT``); whoever may read the analysis may read them (its id is the key). A
+    404 problem for an unknown analysis."""
+    services = ctx()
+    job = services.analyses.get(check_id(job_id, "analysis"))
+    return {"analysis": job.id, "deliveries": services.webhooks.callback_deliveries(job.id)}
 

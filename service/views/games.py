@@ -7,13 +7,22 @@ from __future__ import annotations
 
 from flask import Blueprint, request, url_for
 
-from ..engine_seat import engine_to_move
+from ..engine_seat_scheduling import engine_to_move
+from ..events import position_tag
 from ..games import game_view
 from ..models import CreateGameFields
-from ..problems import Problem, invalid
+from ..problems import Problem
 from ..recorder import EngineSeat, GameMeta
-from ..webhooks import iso_time
-from . import check_id, choose_game, ctx, json_body, query_int
+from ..webhook_store import iso_time
+from . import (
+    check_id,
+    choose_game,
+    ctx,
+    json_body,
+    query_int,
+    time_ms_limit,
+    write_token_required,
+)
 
 bp = Blueprint("games", __name__)
 
@@ -26,19 +35,11 @@ def _stringify(obj):
 
 
 def _engine_seat(fields) -> EngineSeat | None:
-    """The engine seat asked for (``time_ms`` defaults to the server's default); a 422
-    ``limit_exceeded`` when ``time_ms`` is above the server's maximum."""
+    """The engine seat asked for, with its ``time_ms`` (:func:`time_ms_limit`)."""
     if fields is None:
         return None
-    settings = ctx().settings
-    time_ms = fields.time_ms if fields.time_ms is not None else min(settings.default_time_ms,
-                                                                    settings.max_time_ms)
-    if time_ms > settings.max_time_ms:
-        raise invalid(f"engine.time_ms must be at most {settings.max_time_ms} on this server",
-                      errors=[{"loc": ["engine", "time_ms"],
-                               "msg": f"at most {settings.max_time_ms}",
-                               "type": "less_than_equal"}], reason="limit_exceeded")
-    return EngineSeat(seat=fields.seat, time_ms=time_ms)
+    return EngineSeat(seat=fields.seat, time_ms=time_ms_limit(fields.time_ms,
+                                                              ["engine", "time_ms"]))
 
 
 def _view(meta, game, state) -> dict:
@@ -57,7 +58,14 @@ def create_game():
     state = ctx().games.state_at(meta)
     body = {**_view(meta, game, state), "write_token": token}
     location = url_for("games.get_game", game_id=meta.game_id)
-    return body, 201, {"Location": location, "ETag": f'"{state.serial}"'}
+    return body, 201, {"Location": location, "ETag": _etag(meta)}
+
+
+def _etag(meta: GameMeta) -> str:
+    """The ETag of a game's state (and of what is derived from it alone): its log position,
+    serial and head (:func:`service.events.position_tag`), quoted. ``meta`` is read from the
+    store (its serial and head are the log's)."""
+    return f'"{position_tag(meta.serial, meta.head)}"'
 
 
 #: Most games one ``GET /v1/games`` lists, and how many without ``?limit=``.
@@ -86,21 +94,24 @@ def list_games():
 def get_game(game_id: str):
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
-    etag = f'"{meta.serial}"'
-    if request.if_none_match.contains(str(meta.serial)):
+    # 304 only for the ETag of this log position: an old-style ETag (the bare serial) names no
+    # head, so it is current only at serial 0 or in a game whose head is unknown; otherwise
+    # it gets the state and the new ETag (once). A state of a history the log lost in a
+    # failover has another head: 200.
+    etag = _etag(meta)
+    if request.if_none_match.contains(etag.strip('"')):
         return "", 304, {"ETag": etag}
     state = games.state_at(meta)
     return _view(meta, games.game_of(meta), state), 200, {"ETag": etag}
 
 
 @bp.post("/v1/games/<game_id>/engine/retry")
-def retry_engine(game_id: str):
+@write_token_required
+def retry_engine(meta: GameMeta):
     """Enqueue the engine's move again when it is to move and its job failed (or was lost);
     otherwise change nothing. Answers the game's view."""
     services = ctx()
     games = services.games
-    meta = games.static_meta(check_id(game_id, "game"))
-    games.authorize(meta, request.headers.get("Authorization"))
     meta = games.meta(meta.game_id)
     if meta.engine is None:
         raise Problem(404, "not-found", "Not found",
@@ -108,7 +119,7 @@ def retry_engine(game_id: str):
     state = games.state_at(meta)
     if engine_to_move(meta, state):
         services.engine_seats.ensure_job(meta, state.serial + 1)
-    return _view(meta, games.game_of(meta), state), 200, {"ETag": f'"{meta.serial}"'}
+    return _view(meta, games.game_of(meta), state), 200, {"ETag": _etag(meta)}
 
 
 @bp.get("/v1/games/<game_id>/index")
@@ -119,4 +130,4 @@ def get_index(game_id: str):
     if not hasattr(state, "index"):
         raise Problem(404, "no-index", "No index",
                       f"{meta.game} games have no move index")
-    return _stringify(state.index()), 200, {"ETag": f'"{meta.serial}"'}
+    return _stringify(state.index()), 200, {"ETag": _etag(meta)}

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request, stream_with_context
 
-from ..bodies import parse_int
-from ..engine_seat import ENGINE_KEY_PREFIX
+from ..bodies import parse_position_tag
+from ..engine_seat_scheduling import ENGINE_KEY_PREFIX
 from ..games import fingerprint
 from ..models import MAX_INT, AppendMove
 from ..problems import Problem, invalid
+from ..recorder import GameMeta
 from ..sse import event_stream
-from . import check_id, ctx, json_body, query_int, validate
+from . import check_id, ctx, json_body, query_int, write_token_required
 
 bp = Blueprint("moves", __name__)
 
@@ -18,13 +19,12 @@ MAX_IDEMPOTENCY_KEY = 200
 
 
 @bp.post("/v1/games/<game_id>/moves")
-def append_move(game_id: str):
+@write_token_required
+def append_move(meta: GameMeta):
     services = ctx()
     games = services.games
-    meta = games.static_meta(check_id(game_id, "game"))
-    games.authorize(meta, request.headers.get("Authorization"))
     body = json_body()
-    data = validate(AppendMove, body)
+    data = AppendMove.model_validate(body)
     key = request.headers.get("Idempotency-Key")
     if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
         raise invalid(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} characters",
@@ -65,18 +65,21 @@ def stream_events(game_id: str):
     # An empty Last-Event-ID is none (the SSE standard's client sends none while its last
     # event id is the empty string).
     last_id = request.headers.get("Last-Event-ID") or None
+    after_head = None
     if last_id is not None:
         try:
-            after = parse_int(last_id.strip())
+            after, after_head = parse_position_tag(last_id.strip())
         except ValueError:
             shown = last_id if len(last_id) <= 40 else last_id[:40] + "..."
-            raise invalid(f"Last-Event-ID must be a serial (an integer from 0 to {MAX_INT}), "
-                          f"got {shown!r}", reason="invalid_last_event_id") from None
+            raise invalid("Last-Event-ID must be an event id of this stream, '<serial>.<head>' "
+                          f"(the serial an integer from 0 to {MAX_INT}, the head 16 lowercase "
+                          f"hex digits), or a bare serial; got {shown!r}",
+                          reason="invalid_last_event_id") from None
     if not services.sse_slots.acquire(blocking=False):
         raise Problem(503, "too-many-streams", "Too many event streams",
                       "this server holds its maximum of open event streams; retry later",
                       headers={"Retry-After": "5"})
-    response = Response(stream_with_context(event_stream(services, meta, after)),
+    response = Response(stream_with_context(event_stream(services, meta, after, after_head)),
                         mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     # WSGI servers always close the response, even when the stream never started.

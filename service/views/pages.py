@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, render_template
 
+from ..errors import GameNotFound
 from ..pictures.svg import style_sheet
-from ..recorder import GameNotFound
 from . import ID_RE, ctx
 
 bp = Blueprint("pages", __name__)

@@ -3,10 +3,14 @@ at ``?at=``) and ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed pos
 best move and move values), drawn by :mod:`service.pictures`.
 
 Caching: the ETag is a strong validator over what the picture shows (the game, the serial, the
-log's head when it is the live position, the format and the PNG width; for an analysis its job
-and the format and width), ``If-None-Match`` answers 304. A picture that can never change (a
-fixed ``?at=``, a finished game, a finished analysis) is ``Cache-Control: public,
-max-age=31536000, immutable``; the live position of a game in progress is ``no-cache``.
+log's head there, the format and the PNG width; for an analysis its job and the format and
+width), ``If-None-Match`` answers 304. A picture that can never change is ``Cache-Control:
+public, max-age=31536000, immutable``: a finished analysis, and a game's position named with
+its head, ``?at=<serial>.<head>`` (the form of the game's ETags and event ids, which names one
+history of the log). Every other game picture is ``no-cache`` (revalidated: a 304 while it is
+current), the live position and a bare ``?at=<serial>`` alike, since a store failover that
+loses acknowledged moves can give the log another history at the same serial, and a finished
+game can lose its last move so.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ import hashlib
 
 from flask import Blueprint, Response, request
 
+from ..games import HEAD_RE
 from ..pictures import MEDIA_TYPES, render
-from ..problems import Problem, invalid
+from ..problems import Problem, check_at_most, invalid_field
 from . import check_id, ctx, query_int
 
 bp = Blueprint("pictures", __name__)
@@ -44,10 +49,10 @@ def _size() -> int:
     """``?size=`` (checked for every format, used by PNG only)."""
     size = query_int("size", DEFAULT_SIZE)
     if not MIN_SIZE <= size <= MAX_SIZE:
-        raise invalid(f"size must be from {MIN_SIZE} to {MAX_SIZE} pixels, got {size}",
-                      errors=[{"loc": ["query", "size"], "msg": f"{MIN_SIZE} to {MAX_SIZE}",
-                               "type": "greater_than_equal" if size < MIN_SIZE
-                               else "less_than_equal"}], reason="out_of_range")
+        raise invalid_field(f"size must be from {MIN_SIZE} to {MAX_SIZE} pixels, got {size}",
+                            ["query", "size"], f"{MIN_SIZE} to {MAX_SIZE}",
+                            "greater_than_equal" if size < MIN_SIZE else "less_than_equal",
+                            "out_of_range")
     return size
 
 
@@ -67,26 +72,45 @@ def _answer(fmt: str, size: int, etag: str, immutable: bool, draw) -> Response:
                     content_type=MEDIA_TYPES[fmt])
 
 
+def _at(meta) -> tuple[int, str | None]:
+    """``?at=``: ``(serial, head)`` of ``<serial>.<head>``, ``(serial, None)`` of a bare
+    serial, the game's current serial without one; a 422 problem when it is neither form or
+    beyond the game's serial."""
+    raw = request.args.get("at")
+    if raw is None:
+        return meta.serial, None
+    serial, dot, head = raw.partition(".")
+    if not (serial.isascii() and serial.isdigit()) or (dot and not HEAD_RE.fullmatch(head)):
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise invalid_field(f"at must be a serial, or a position '<serial>.<head>' as in the "
+                            f"game's ETag and event ids (the head 16 lowercase hex digits); "
+                            f"got {shown!r}", ["query", "at"], "<serial> or <serial>.<head>",
+                            "string_pattern_mismatch")
+    at = check_at_most(int(serial), meta.serial, ["query", "at"],
+                       f"at must be at most the game's serial {meta.serial}", "out_of_range")
+    return at, head if dot else None
+
+
 @bp.get("/v1/games/<game_id>/board.<fmt>")
 def game_board(game_id: str, fmt: str):
-    """The game at ``?at=`` (0 to its serial; default: now). 404 for an unknown game or
-    format, 422 ``out_of_range`` for ``at`` beyond the game's serial or a ``size`` out of
-    bounds."""
+    """The game at ``?at=`` (a serial from 0 to the game's, or ``<serial>.<head>``; default:
+    now). 404 for an unknown game or format, or a head the log does not have at that serial
+    (a failover gave it another history); 422 for an ``at`` of neither form or beyond the
+    game's serial (``out_of_range``), or a ``size`` out of bounds."""
     fmt = _format(fmt)
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
     size = _size()
-    at = query_int("at", meta.serial)
-    if at > meta.serial:
-        raise invalid(f"at must be at most the game's serial {meta.serial}",
-                      errors=[{"loc": ["query", "at"], "msg": f"at most {meta.serial}",
-                               "type": "less_than_equal"}], reason="out_of_range")
-    fixed = "at" in request.args
-    # The live position names the log's head too: a log rewritten to another history (a
-    # store failover losing writes) at the same serial is another picture.
-    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, "" if fixed else meta.head,
-                 fmt, size if fmt == "png" else "")
-    immutable = fixed or meta.status == "finished"
+    at, asked_head = _at(meta)
+    head = games.head_at(meta, at)  # None: a game stored before heads were kept
+    if asked_head is not None and head is not None and asked_head != head:
+        raise Problem(404, "not-found", "Not found",
+                      f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
+                      f"another history at serial {at} (a store failover lost moves); ask "
+                      f"for the game's current ETag or ?at={at}")
+    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, head or "", fmt,
+                 size if fmt == "png" else "")
+    immutable = asked_head is not None and head is not None
     return _answer(fmt, size, etag, immutable,
                    lambda: render(fmt, games.state_at(meta, at), width=size))
 

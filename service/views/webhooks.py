@@ -4,22 +4,15 @@ owner's configuration, and its URL may be private to them."""
 
 from __future__ import annotations
 
-from flask import Blueprint, request
+from flask import Blueprint
 
 from ..models import CreateWebhook
-from ..problems import Problem, invalid
-from ..webhooks import GAME_EVENTS, WebhookLimit, public_view
-from . import check_id, checked_url, ctx, json_body, validate
+from ..problems import Problem
+from ..recorder import GameMeta
+from ..webhook_store import GAME_EVENTS, public_view
+from . import check_id, checked_url, ctx, json_body, write_token_required
 
 bp = Blueprint("webhooks", __name__)
-
-
-def _authorized_game(game_id: str) -> str:
-    """The id of the game, after checking the request's write token (404, 401, 403)."""
-    games = ctx().games
-    meta = games.static_meta(check_id(game_id, "game"))
-    games.authorize(meta, request.headers.get("Authorization"))
-    return meta.game_id
 
 
 def _hook(game_id: str, webhook_id: str) -> dict:
@@ -30,38 +23,36 @@ def _hook(game_id: str, webhook_id: str) -> dict:
 
 
 @bp.post("/v1/games/<game_id>/webhooks")
-def create_webhook(game_id: str):
-    game_id = _authorized_game(game_id)
-    data = validate(CreateWebhook, json_body())
+@write_token_required
+def create_webhook(meta: GameMeta):
+    data = CreateWebhook.model_validate(json_body())
     url = checked_url(data.url, ["url"])
-    try:
-        hook = ctx().webhooks.create(game_id, url, data.events or list(GAME_EVENTS))
-    except WebhookLimit as exc:
-        raise invalid(f"{exc}; delete one first", reason="limit_exceeded") from None
-    return hook, 201, {"Location": f"/v1/games/{game_id}/webhooks/{hook['id']}"}
+    hook = ctx().webhooks.create(meta.game_id, url, data.events or list(GAME_EVENTS))
+    return hook, 201, {"Location": f"/v1/games/{meta.game_id}/webhooks/{hook['id']}"}
 
 
 @bp.get("/v1/games/<game_id>/webhooks")
-def list_webhooks(game_id: str):
-    game_id = _authorized_game(game_id)
-    return {"webhooks": [public_view(h) for h in ctx().webhooks.list(game_id)]}
+@write_token_required
+def list_webhooks(meta: GameMeta):
+    return {"webhooks": [public_view(h) for h in ctx().webhooks.list(meta.game_id)]}
 
 
 @bp.get("/v1/games/<game_id>/webhooks/<webhook_id>")
-def get_webhook(game_id: str, webhook_id: str):
-    return public_view(_hook(_authorized_game(game_id), webhook_id))
+@write_token_required
+def get_webhook(meta: GameMeta, webhook_id: str):
+    return public_view(_hook(meta.game_id, webhook_id))
 
 
 @bp.delete("/v1/games/<game_id>/webhooks/<webhook_id>")
-def delete_webhook(game_id: str, webhook_id: str):
-    game_id = _authorized_game(game_id)
-    if not ctx().webhooks.delete(game_id, check_id(webhook_id, "webhook")):
+@write_token_required
+def delete_webhook(meta: GameMeta, webhook_id: str):
+    if not ctx().webhooks.delete(meta.game_id, check_id(webhook_id, "webhook")):
         raise Problem(404, "not-found", "Not found", f"no webhook {webhook_id!r} of this game")
     return "", 204
 
 
 @bp.get("/v1/games/<game_id>/webhooks/<webhook_id>/deliveries")
-def list_deliveries(game_id: str, webhook_id: str):
-    game_id = _authorized_game(game_id)
-    hook = _hook(game_id, webhook_id)
+@write_token_required
+def list_deliveries(meta: GameMeta, webhook_id: str):
+    hook = _hook(meta.game_id, webhook_id)
     return {"webhook": hook["id"], "deliveries": ctx().webhooks.deliveries(hook["id"])}

@@ -1,6 +1,7 @@
 """``boxfish bot``: two bots play a whole 3x3 game against each other on a live server (a
 real gunicorn, Redis and RQ worker) that is restarted in the middle; a bot with a wrong token
-or game stops at once with status 2."""
+or game stops at once with status 2; a bot whose game loses moves in a (simulated) store
+failover takes the log's state and plays on."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import subprocess
 import sys
 import time
 
-from boxfish.client import Client
+from boxfish.client import Client, Game
 from boxfish.engine import load_game, replay
+from tests.lost_moves import lose_moves
 
 
 def start_bot(url: str, game_id: str, token: str, seat: int, log_path) -> subprocess.Popen:
@@ -96,3 +98,58 @@ def test_ids_and_tokens_never_begin_with_a_dash(monkeypatch):
     made = iter(["-dash", "plain"])
     monkeypatch.setattr(games.secrets, "token_urlsafe", lambda n: next(made))
     assert games.new_game_id() == "plain"
+
+
+def test_a_bot_whose_game_loses_moves_in_a_failover_resyncs_and_plays_on(
+        server_url, rq_worker, settings, redis_client, tmp_path):
+    """The bot plays seat 0; the test plays seat 1 by hand. Once the bot has played serial 3
+    and waits for seat 1, the store loses move 3 (as a failover that lost it would): the log
+    is at serial 2 with seat 0 to move. The bot's stream gets the log's state (a GameReset):
+    the bot must take it and play serial 3 again, then go on to the end of the game."""
+    log_path = tmp_path / "bot-reset.log"
+    with Client(server_url) as api:
+        game = api.create_game(width=2, height=2)
+        bot = start_bot(server_url, game.id, game.token, 0, log_path)
+        try:
+            def wait_for_serial(serial: int) -> Game:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and bot.poll() is None:
+                    state = api.state(game.id)
+                    if state.serial >= serial:
+                        return state
+                    time.sleep(0.05)
+                raise AssertionError(f"serial {serial} never came: {log_path.read_text()}")
+
+            wait_for_serial(1)
+            api.play(game.id, api.state(game.id).legal_moves[0], serial=2, token=game.token)
+            third = wait_for_serial(3)
+            assert third.to_move == 1 and api.moves(game.id, after=2)[0].player == 0
+            # Lost at once: whether or not the bot's stream has handed out its move 3 yet, and
+            # whether or not the bot has re-read the state after its turn (client/bot.py).
+            lose_moves(redis_client, settings.key_prefix, game.id, keep=2)
+            replayed = wait_for_serial(3)  # the bot plays serial 3 again
+            moves = api.moves(game.id)
+            assert moves[2].player == 0, log_path.read_text()
+            # Seat 1 plays on, by hand, until the game is over.
+            state = replayed
+            deadline = time.monotonic() + 90
+            while not state.finished and time.monotonic() < deadline:
+                if state.to_move == 1:
+                    api.play(game.id, state.legal_moves[0], serial=state.serial + 1,
+                             token=game.token)
+                else:
+                    time.sleep(0.05)
+                state = api.state(game.id)
+            assert bot.wait(timeout=60) == 0, log_path.read_text()
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait()
+        log = log_path.read_text()
+        final = api.state(game.id)
+        moves = api.moves(game.id)
+    assert final.finished and final.serial == 12
+    assert "the game's history was rewritten (the store lost moves): the log is at serial 2, " \
+           "seat 0 to move" in log, log
+    assert "game over at serial 12" in log, log
+    replay(load_game("dots-and-boxes", width=2, height=2), [(m.serial, m.move) for m in moves])

@@ -72,10 +72,19 @@ def test_a_move_whose_answer_was_lost_is_retried_and_stored_once(server_url):
         assert len(posts) == 2
         assert posts[0]["Idempotency-Key"] == posts[1]["Idempotency-Key"]
         assert [(m.serial, m.move) for m in api.moves(game.id)] == [(1, [1, 1, 1])]
+        first_position = played.position
         nxt = api.play(game.id, [1, 2, 1], token=game.token)  # a new move, a new key
         assert (nxt.serial, nxt.replayed, nxt.to_move, nxt.status) == (2, False, 0,
                                                                       "in_progress")
         assert api.state(game.id).serial == 2
+        # Each answer names the log position after its move, the replayed one too: the
+        # game's position then, from which a stream resumes with the next move.
+        assert nxt.position == api.state(game.id).position and nxt.position.startswith("2.")
+        assert first_position.startswith("1.")
+        events = api.events(game.id, after=first_position)
+        second = next(events)
+        events.close()
+        assert (second.serial, second.position) == (2, nxt.position)
 
 
 def test_errors_are_typed_from_the_problem_body(server_url):

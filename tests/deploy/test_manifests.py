@@ -162,7 +162,7 @@ def help_flags(*words: str) -> set[str]:
 
 
 def subcommands() -> set[str]:
-    return set(re.search(r"\{([a-z,]+)\}", cli_help()).group(1).split(","))
+    return set(re.search(r"\{([a-z,-]+)\}", cli_help()).group(1).split(","))
 
 
 def parse_boxfish(command: list[str]):

@@ -314,7 +314,7 @@ def test_a_dead_workers_job_announces_its_failure_from_any_api_thread(settings, 
     told ``analysis.failed`` (RQ's default SIGALRM timer cannot be set outside the main
     thread)."""
     from boxfish.service.keys import KeySpace
-    from boxfish.service.webhooks import new_secret
+    from boxfish.service.webhook_store import new_secret
 
     own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-thread-kill",
                                       "webhook_queue_name": f"{settings.queue_name}-tk-hooks",
@@ -365,7 +365,7 @@ def _started_by_a_gone_worker(settings, redis_client, queue_name: str):
     from rq import SimpleWorker
     from rq.job import Job
 
-    from boxfish.service.analyses import AnalysisService
+    from boxfish.service.analysis_queue import AnalysisService
     from boxfish.service.analysis_request import AnalysisRequest
     from boxfish.service.keys import KeySpace
 

@@ -9,6 +9,7 @@ it, every 201 is in it once, and a refused move was refused for a reason that he
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 
@@ -89,15 +90,18 @@ def test_32_threads_on_one_game_get_only_right_answers(server_url):
     kinds = {a[0] for a in answers}
     assert {"state", "moves", "index", "append", "append_serial"} <= kinds
     appended = 0
+    etags: dict[int, set[str]] = {}  # serial -> the ETags seen for it (one: no failover)
     for kind, status, body, extra in answers:
         if kind == "state":
             assert status == 200, body
-            assert extra == f'"{body["serial"]}"'
+            assert extra.startswith(f'"{body["serial"]}'), (extra, body["serial"])
+            etags.setdefault(body["serial"], set()).add(extra)
             want = states[body["serial"]].to_dict()
             assert {k: body[k] for k in want} == want
         elif kind == "index":
             assert status == 200, body
-            serial = int(extra.strip('"'))
+            serial = int(extra.strip('"').partition(".")[0])
+            etags.setdefault(serial, set()).add(extra)
             want = {str(x): {str(y): {str(o): s for o, s in os_.items()}
                              for y, os_ in ys.items()}
                     for x, ys in states[serial].index().items()}
@@ -127,3 +131,7 @@ def test_32_threads_on_one_game_get_only_right_answers(server_url):
                 assert tuple(move) in {mv for _, mv in moves}, body
     assert appended == len(moves)
     assert appended > 20
+    # One log position per serial: its ETag is "<serial>.<head>" (the bare serial at 0).
+    pattern = re.compile(r'"(0|[1-9][0-9]*\.[0-9a-f]{16})"')
+    assert all(len(seen) == 1 and pattern.fullmatch(next(iter(seen)))
+               for seen in etags.values()), etags

@@ -31,8 +31,7 @@ import redis
 from pydantic import ValidationError
 from redis.cluster import RedisCluster
 
-from boxfish.service import app as app_module
-from boxfish.service import connections
+from boxfish.service import connections, wiring
 from boxfish.service.app import create_app
 from boxfish.service.config import Settings
 from boxfish.service.embedded_redis import redis_server_binary
@@ -306,7 +305,7 @@ def test_the_worker_takes_its_jobs_from_the_queue_redis_only(settings):
 
 def test_the_app_on_a_one_node_cluster(settings, one_node_cluster, spec, monkeypatch):
     seen = {}
-    real = app_module.RedisRecorder
+    real = wiring.RedisRecorder
 
     class SpyRecorder(real):
         def __init__(self, connection, keys=None, *, min_replicas=0, replica_timeout_ms=1000,
@@ -318,7 +317,7 @@ def test_the_app_on_a_one_node_cluster(settings, one_node_cluster, spec, monkeyp
                              replica_timeout_ms=replica_timeout_ms,
                              idempotency_ttl_s=idempotency_ttl_s, recent_kept=recent_kept)
 
-    monkeypatch.setattr(app_module, "RedisRecorder", SpyRecorder)
+    monkeypatch.setattr(wiring, "RedisRecorder", SpyRecorder)
     s = settings.model_copy(update={"redis_url": one_node_cluster.url,
                                     "queue_redis_url": settings.redis_url,
                                     "replica_ack_timeout_ms": 700, "idempotency_ttl_s": 120,
@@ -459,8 +458,9 @@ def test_every_store_route_answers_a_documented_503(settings, redis_client, spec
 def test_an_append_not_replicated_in_time_is_a_503_not_replicated(settings, redis_client, spec):
     class Unreplicated(InMemoryRecorder):
         def append(self, game_id, expected_serial, event, idempotency_key=None,
-                   fingerprint=""):
-            super().append(game_id, expected_serial, event, idempotency_key, fingerprint)
+                   fingerprint="", expected_head=None):
+            super().append(game_id, expected_serial, event, idempotency_key, fingerprint,
+                           expected_head)
             raise NotReplicated(event.serial, 0, 1)
 
     app = create_app(settings, connection=redis_client, recorder=Unreplicated())

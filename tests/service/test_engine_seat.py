@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import uuid
 
 import pytest
@@ -21,9 +22,9 @@ from rq.job import Job
 from boxfish import engine
 from boxfish.service import connections
 from boxfish.service.app import create_app
-from boxfish.service.engine_seat import ENGINE_JOB_FUNCTION, engine_job_id
-from boxfish.workers import engine_seat as worker_engine_seat
-from boxfish.workers.analysis import AnalysisRunner
+from boxfish.service.engine_seat_scheduling import ENGINE_JOB_FUNCTION, engine_job_id
+from boxfish.workers import engine_move_job as worker_engine_seat
+from boxfish.workers.analysis_job import AnalysisRunner
 
 from .conftest import CheckedClient
 
@@ -299,25 +300,40 @@ def sse_events(resp):
             data.append(line[5:].strip())
 
 
+def replayed_to(base: str, gid: str, game, serial: int):
+    """The game's state after its first ``serial`` moves, replayed from ``GET .../moves``."""
+    moves = requests.get(f"{base}/v1/games/{gid}/moves", timeout=TIMEOUT_S).json()["moves"]
+    return engine.replay(game, [(m["serial"], tuple(m["move"])) for m in moves[:serial]])
+
+
 def play_against_the_engine(base: str, body: dict, seat: int, max_client_moves=None,
-                            seed=0) -> tuple[str, list[int]]:
+                            seed=0, open_at_serial=0, time_ms=30) -> tuple[str, list[int]]:
     """Create a game with the engine on ``seat`` and play the other side with random legal
     moves, following the event stream, until the game ends (or the client made
-    ``max_client_moves``). Returns the game id and the serials of the client's moves."""
+    ``max_client_moves``). The stream is opened once the game reached ``open_at_serial``
+    (the engine may have moved before it opens in any case). Returns the game id and the
+    serials of the client's moves."""
     rng = random.Random(seed)
     created = requests.post(f"{base}/v1/games", timeout=TIMEOUT_S,
-                            json={**body, "engine": {"seat": seat, "time_ms": 30}})
+                            json={**body, "engine": {"seat": seat, "time_ms": time_ms}})
     assert created.status_code == 201, created.text
     gid = created.json()["id"]
     auth = {"Authorization": f"Bearer {created.json()['write_token']}"}
     game = engine.load_game(body["game"], **{k: v for k, v in body.items() if k != "game"})
     state = game.new_state()
     mine: list[int] = []
+    deadline = time.monotonic() + TIMEOUT_S
+    game_url = f"{base}/v1/games/{gid}"
+    while requests.get(game_url, timeout=TIMEOUT_S).json()["serial"] < open_at_serial:
+        assert time.monotonic() < deadline, "the engine did not move"
+        time.sleep(0.05)
     with requests.get(f"{base}/v1/games/{gid}/events", stream=True, timeout=TIMEOUT_S) as resp:
         assert resp.status_code == 200
         for event, data in sse_events(resp):
-            if event == "game":
+            if event == "game":  # the whole state: the engine may have moved already
                 assert data["engine"]["seat"] == seat
+                state = replayed_to(base, gid, game, data["serial"])
+                assert state.serial == data["serial"]
                 to_move, status = data["to_move"], data["status"]
             else:
                 assert data["serial"] == state.serial + 1
@@ -336,10 +352,15 @@ def play_against_the_engine(base: str, body: dict, seat: int, max_client_moves=N
     return gid, mine
 
 
-@pytest.mark.parametrize("seat, width, height", [(0, 2, 2), (1, 3, 3)])
-def test_a_whole_dots_game_against_the_engine(server_url, rq_worker, seat, width, height):
+@pytest.mark.parametrize("seat, width, height, open_at_serial",
+                         [(0, 2, 2, 0), (1, 3, 3, 0), (0, 2, 2, 1)])
+def test_a_whole_dots_game_against_the_engine(server_url, rq_worker, seat, width, height,
+                                              open_at_serial):
+    """Also with the stream opened after the engine's first move: its ``game`` event then
+    holds that move, and the client plays on from it."""
     body = {"game": "dots-and-boxes", "width": width, "height": height}
-    gid, mine = play_against_the_engine(server_url, body, seat, seed=width)
+    gid, mine = play_against_the_engine(server_url, body, seat, seed=width,
+                                        open_at_serial=open_at_serial)
     moves = requests.get(f"{server_url}/v1/games/{gid}/moves", timeout=TIMEOUT_S).json()
     serials = [m["serial"] for m in moves["moves"]]
     assert serials == list(range(1, len(serials) + 1)) == list(range(1, 2 * width * height
@@ -352,6 +373,31 @@ def test_a_whole_dots_game_against_the_engine(server_url, rq_worker, seat, width
     assert all(m["player"] != seat for m in moves["moves"] if m["serial"] in mine)
     view = requests.get(f"{server_url}/v1/games/{gid}", timeout=TIMEOUT_S).json()
     assert view["status"] == "finished" and view["engine"]["status"] == "waiting"
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_the_engine_plays_value_optimal_moves_where_its_proof_fits(server_url, rq_worker,
+                                                                   seat):
+    """The engine seat's promise: on 3x3 (24 lines), where a proof fits its 2 s from the
+    empty board on, every move it plays is worth the position's exact value, by the
+    independent reference solver (a plain alpha-beta, tests/engine/dots/reference)."""
+    from boxfish.engine.dots.search_board import tables
+    from tests.engine.dots.reference import reference_move_values, reference_value
+
+    body = {"game": "dots-and-boxes", "width": 3, "height": 3}
+    gid, _ = play_against_the_engine(server_url, body, seat, seed=7 + seat, time_ms=2000)
+    moves = requests.get(f"{server_url}/v1/games/{gid}/moves", timeout=TIMEOUT_S).json()
+    geo = tables(3, 3).geo
+    drawn, checked = 0, 0
+    for m in moves["moves"]:
+        line = geo.line_id(*m["move"])
+        if m["player"] == seat:
+            best = reference_value(3, 3, drawn, max_seconds=60)
+            assert reference_move_values(3, 3, drawn, [line], max_seconds=60)[line] == best, (
+                f"serial {m['serial']}: the engine drew {m['move']}, worth less than {best}")
+            checked += 1
+        drawn |= 1 << line
+    assert checked >= 6 and drawn == tables(3, 3).full
 
 
 def test_a_few_moves_of_extreme_tictactoe_against_the_engine(server_url, rq_worker):

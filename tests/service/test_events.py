@@ -32,6 +32,16 @@ def read_events(resp, stop_after: int):
     return events, chunks
 
 
+def serial_of(event_id: str) -> int:
+    """The serial of an event id ``<serial>.<head>`` (or of a bare serial)."""
+    return int(event_id.partition(".")[0])
+
+
+def tag(client, gid: str) -> str:
+    """The game's log position now: its ETag, unquoted (the id of its newest event)."""
+    return client.get(f"/v1/games/{gid}").headers["ETag"].strip('"')
+
+
 def only(events, kind):
     return [e for e in events if e[0] != "<comment>"] if kind is None else [
         e for e in events if e[0] == kind]
@@ -44,7 +54,8 @@ def test_stream_first_event_moves_and_end(app, client, new_game):
     assert stream.status_code == 200 and stream.mimetype == "text/event-stream"
     events, chunks = read_events(stream, 1)
     kind, event_id, data = events[0]
-    assert kind == "game" and event_id == "1" and data["serial"] == 1
+    assert kind == "game" and event_id == tag(client, gid) and data["serial"] == 1
+    assert serial_of(event_id) == 1 and len(event_id) == len("1.") + 16
     assert data["lines"] == "1000"
     for m in ([1, 2, 1], [1, 1, 2], [2, 1, 2]):
         client.post(f"/v1/games/{gid}/moves", json={"move": m}, headers=auth)
@@ -54,7 +65,9 @@ def test_stream_first_event_moves_and_end(app, client, new_game):
         rest.append(text)
     stream.close()
     moves = [b for b in "".join(rest).split("\n\n") if "event: move" in b]
-    assert [b.split("\n")[0] for b in moves] == ["id: 2", "id: 3", "id: 4"]
+    ids = [b.split("\n")[0].removeprefix("id: ") for b in moves]
+    assert [serial_of(i) for i in ids] == [2, 3, 4] and ids[-1] == tag(client, gid)
+    assert len(set(i.partition(".")[2] for i in ids)) == 3  # a head of its own each
     last = json.loads(moves[-1].split("data: ", 1)[1])
     assert last["status"] == "finished" and last["completed"] == 1
 
@@ -66,12 +79,13 @@ def test_keepalive_and_resume(app, client, new_game):
     stream = app.test_client().get(f"/v1/games/{gid}/events",
                                    headers={"Last-Event-ID": "1"}, buffered=False)
     events, _ = read_events(stream, 3)
-    assert [(e[0], e[1]) for e in events[:2]] == [("move", "2"), ("move", "3")]
+    assert [(e[0], serial_of(e[1])) for e in events[:2]] == [("move", 2), ("move", 3)]
+    assert events[1][1] == tag(client, gid)
     assert events[2] == ("<comment>", None, ": keep-alive")
     stream.close()
     query = app.test_client().get(f"/v1/games/{gid}/events?after=2", buffered=False)
     events, _ = read_events(query, 1)
-    assert events[0][:2] == ("move", "3")
+    assert events[0][:2] == ("move", tag(client, gid))
     query.close()
 
 
@@ -86,7 +100,9 @@ def test_stream_of_a_finished_game_ends(app, client, new_game):
     resumed = app.test_client().get(f"/v1/games/{gid}/events",
                                     headers={"Last-Event-ID": "2"}, buffered=False)
     events, _ = read_events(resumed, 5)
-    assert [(e[0], e[1]) for e in events] == [("move", "3"), ("move", "4"), ("<end>", None)]
+    assert [(e[0], e[1] and serial_of(e[1])) for e in events] == [
+        ("move", 3), ("move", 4), ("<end>", None)]
+    assert events[1][1] == tag(client, gid)
     done = app.test_client().get(f"/v1/games/{gid}/events",
                                  headers={"Last-Event-ID": "4"}, buffered=False)
     assert read_events(done, 5)[0] == [("<end>", None, None)]
@@ -113,3 +129,38 @@ def test_stream_limit(settings, redis_client, spec, new_game):
     third = app.test_client().get(f"/v1/games/{gid}/events", buffered=False)
     assert third.status_code == 200
     third.close()
+
+
+def test_resume_after_a_position_not_on_the_log_starts_afresh(app, client, new_game):
+    """A Last-Event-ID whose head is not the log's at its serial, or whose serial is beyond
+    the log's end (a store failover lost moves the client saw), gets a ``game`` event with the
+    log's state, then the moves; one on the log gets the moves after it."""
+    gid, auth, _ = new_game()
+    for m in ([1, 1, 1], [1, 2, 1], [1, 3, 1]):
+        client.post(f"/v1/games/{gid}/moves", json={"move": m}, headers=auth)
+    current = client.get(f"/v1/games/{gid}")
+    now = current.headers["ETag"].strip('"')
+    fresh = app.test_client().get(f"/v1/games/{gid}/events?after=0", buffered=False)
+    ids = [e[1] for e in read_events(fresh, 3)[0]]
+    fresh.close()
+    assert ids[-1] == now
+    on_log = app.test_client().get(f"/v1/games/{gid}/events",
+                                   headers={"Last-Event-ID": ids[0]}, buffered=False)
+    events = read_events(on_log, 3)[0]
+    on_log.close()
+    assert [e[1] for e in events] == [*ids[1:], None] and events[2][0] == "<comment>"
+    for stale in (f"2.{'0' * 16}", f"3.{'f' * 16}", f"4.{ids[0].partition('.')[2]}", "9"):
+        resumed = app.test_client().get(f"/v1/games/{gid}/events",
+                                        headers={"Last-Event-ID": stale}, buffered=False)
+        events = read_events(resumed, 2)[0]
+        resumed.close()
+        assert events[0] == ("game", now, current.json), stale
+        assert events[1] == ("<comment>", None, ": keep-alive"), stale
+
+
+def test_last_event_id_forms(client, new_game):
+    gid, _, _ = new_game()
+    for bad in ("1.", "1.abc", f"1.{'A' * 16}", f"1.{'0' * 17}", "1.2.3", ".0123456789abcdef",
+                f"-1.{'0' * 16}"):
+        resp = client.get(f"/v1/games/{gid}/events", headers={"Last-Event-ID": bad})
+        assert resp.status_code == 422 and resp.json["reason"] == "invalid_last_event_id", bad

@@ -3,6 +3,8 @@ openapi.yaml by the ``client`` fixture)."""
 
 from __future__ import annotations
 
+import re
+
 from boxfish import engine
 
 
@@ -95,8 +97,10 @@ def test_append_moves_and_list(client, new_game):
     gid, auth, _ = new_game()
     r1 = client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
     assert r1.status_code == 201
-    assert r1.json == {"serial": 1, "move": [1, 1, 1], "player": 0, "completed": 0,
-                       "scores": [0, 0], "to_move": 1, "status": "in_progress"}
+    first = dict(r1.json)
+    assert re.fullmatch(r"1\.[0-9a-f]{16}", first.pop("position"))
+    assert first == {"serial": 1, "move": [1, 1, 1], "player": 0, "completed": 0,
+                     "scores": [0, 0], "to_move": 1, "status": "in_progress"}
     r2 = client.post(f"/v1/games/{gid}/moves", json={"move": [1, 2, 1], "serial": 2},
                      headers=auth)
     assert r2.status_code == 201 and r2.json["player"] == 1
@@ -108,8 +112,13 @@ def test_append_moves_and_list(client, new_game):
     assert client.get(f"/v1/games/{gid}/moves?after=x").status_code == 422
     assert client.get(f"/v1/games/{gid}/moves?after=-1").status_code == 422
     game = client.get(f"/v1/games/{gid}")
-    assert game.json["serial"] == 2 and game.headers["ETag"] == '"2"'
-    assert client.get(f"/v1/games/{gid}", headers={"If-None-Match": '"2"'}).status_code == 304
+    etag = game.headers["ETag"]
+    assert game.json["serial"] == 2 and re.fullmatch(r'"2\.[0-9a-f]{16}"', etag)
+    assert r2.json["position"] == etag.strip('"')  # the position after the move: the state's
+    assert client.get(f"/v1/games/{gid}", headers={"If-None-Match": etag}).status_code == 304
+    # An old-style ETag (the bare serial) names no head: the state, with the ETag.
+    old = client.get(f"/v1/games/{gid}", headers={"If-None-Match": '"2"'})
+    assert old.status_code == 200 and old.headers["ETag"] == etag and old.json == game.json
     index = client.get(f"/v1/games/{gid}/index").json
     assert index == {"1": {"1": {"1": 1}, "2": {"1": 2}}}
 

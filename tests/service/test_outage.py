@@ -11,17 +11,18 @@ and then brought back.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import signal
 import threading
 import time
-from datetime import UTC, datetime
 
 import pytest
 import redis
 from rq import Queue, SimpleWorker, Worker
+from rq.exceptions import StopRequested
 
 from boxfish.service.embedded_redis import EmbeddedRedis, free_port
 from boxfish.workers import worker as worker_module
@@ -260,7 +261,7 @@ def test_a_worker_started_before_its_redis_waits_for_it(settings, tmp_path, monk
         client = redis.Redis.from_url(own.redis_url)
         wait_for_workers(client, own.queue_name, 1, timeout_s=30)
         job = Queue(own.queue_name, connection=client).enqueue(
-            "boxfish.workers.analysis.run_analysis",
+            "boxfish.workers.analysis_job.run_analysis",
             {"game": "dots-and-boxes", "params": {"width": 1, "height": 1},
              "moves": [[1, 1, 1]], "time_ms": 100})
         deadline = time.monotonic() + 20
@@ -288,7 +289,8 @@ def test_run_worker_replaces_an_rq_worker_that_quit_on_a_redis_failure(settings,
                 raise redis.exceptions.ConnectionError("lost while registering")
             if len(runs) == 2:
                 return False  # quit on an error RQ logged itself
-            self._shutdown_requested_date = datetime.now(UTC)  # a SIGTERM
+            with contextlib.suppress(StopRequested):  # what RQ's worker does on a SIGTERM
+                self.request_stop(signal.SIGTERM, None)
             return True
 
     monkeypatch.setattr(worker_module, "SimpleWorker", FlakyWorker)

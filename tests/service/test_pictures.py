@@ -267,20 +267,35 @@ def test_etags_and_cache_control(client, new_game):
     etag = live.headers["ETag"]
     resp = client.get(url, headers={"If-None-Match": etag})
     assert resp.status_code == 304 and resp.headers["ETag"] == etag
+    # A bare serial is revalidated (a failover may rewrite the log there); the position
+    # named with its head (the game's ETag) is one history's: immutable.
+    position = client.get(f"/v1/games/{game_id}").headers["ETag"].strip('"')
+    assert position.startswith("1.")
     fixed = client.get(url + "?at=1")
-    assert fixed.headers["Cache-Control"] == IMMUTABLE
+    assert fixed.headers["Cache-Control"] == "no-cache"
     assert client.get(url + "?at=1", headers={"If-None-Match": fixed.headers["ETag"]}
                       ).status_code == 304
+    named = client.get(url + f"?at={position}")
+    assert named.headers["Cache-Control"] == IMMUTABLE and named.data == fixed.data
+    assert named.headers["ETag"] == fixed.headers["ETag"] == etag
     _play(client, game_id, auth, [(1, 2, 1)])
     moved = client.get(url, headers={"If-None-Match": etag})
     assert moved.status_code == 200 and moved.headers["ETag"] != etag
     assert client.get(url + "?at=1").headers["ETag"] == fixed.headers["ETag"]
+    assert client.get(url + f"?at={position}").headers["ETag"] == fixed.headers["ETag"]
+    # a head the log does not have there: no such position
+    other = client.get(url + "?at=1.0123456789abcdef")
+    assert other.status_code == 404 and "another history at serial 1" in other.json["detail"]
+    for bad in ("1.0123", "1.0123456789ABCDEF", "x.0123456789abcdef", "1."):
+        resp = client.get(url + f"?at={bad}", validate_spec=False)
+        assert resp.status_code == 422 and resp.json["errors"][0]["loc"] == ["query", "at"]
     # PNG sizes are pictures of their own
     assert client.get(url[:-3] + "png?size=100").headers["ETag"] != client.get(
         url[:-3] + "png?size=200").headers["ETag"]
     _play(client, game_id, auth, [(1, 1, 2), (2, 1, 2)])
     finished = client.get(url)
-    assert finished.headers["Cache-Control"] == IMMUTABLE
+    # a finished game may still lose its last move in a failover: revalidated too
+    assert finished.headers["Cache-Control"] == "no-cache"
     assert ET.fromstring(finished.data).find(SVG + "text").text.startswith("game over")
 
 
@@ -308,7 +323,7 @@ def test_analysis_picture_of_a_failed_analysis_is_409(app, client, settings, wor
     analyses = app.extensions["boxfish"].analyses
     request = {"game": "dots-and-boxes", "params": {"width": 2, "height": 2},
                "moves": [[9, 9, 1]], "time_ms": 10}
-    job = analyses.queue.enqueue("boxfish.workers.analysis.run_analysis", request,
+    job = analyses.queue.enqueue("boxfish.workers.analysis_job.run_analysis", request,
                                  job_id=f"failing-{random.randrange(10**9)}", result_ttl=60,
                                  failure_ttl=60)
     work_here(settings.queue_name)

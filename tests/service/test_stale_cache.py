@@ -283,3 +283,73 @@ def test_state_cache_keeps_heads_and_drops_a_games_states():
     cache.drop("g")
     assert cache.latest("g") is None and cache.nearest("g", 9) is None
     assert cache.entry("other", 5) == ("o5", "x") and len(cache) == 1
+
+
+def test_an_open_stream_that_finds_its_moves_lost_sends_the_state_again(
+        app, client, new_game, settings, redis_client):
+    """An event stream that sent a move the log then lost (a failover) sends a ``game`` event
+    with the log's state when it notices (at its next keep-alive): the lost move not yet
+    replaced (the log shorter), and replaced by another at its serial (another head)."""
+    from .test_events import read_events
+
+    gid, auth, _ = new_game()
+    for m in ([1, 1, 1], [1, 2, 1]):
+        assert client.post(f"/v1/games/{gid}/moves", json={"move": m},
+                           headers=auth).status_code == 201
+    stream = app.test_client().get(f"/v1/games/{gid}/events", buffered=False)
+    events, _ = read_events(stream, 1)
+    assert events[0][0] == "game" and events[0][2]["serial"] == 2
+    lose_last_move(redis_client, settings, gid)  # not replaced: the log is at serial 1
+    shorter = client.get(f"/v1/games/{gid}")
+    events, _ = read_events(stream, 1)
+    assert events[0] == ("game", shorter.headers["ETag"].strip('"'), shorter.json)
+    assert client.post(f"/v1/games/{gid}/moves", json={"move": [1, 3, 1]},
+                       headers=auth).status_code == 201
+    replaced = client.get(f"/v1/games/{gid}")
+    events, _ = read_events(stream, 1)
+    assert events[0][0] == "move" and events[0][1] == replaced.headers["ETag"].strip('"')
+    # Replaced at the same serial by another move: another head at serial 2.
+    lose_last_move(redis_client, settings, gid)
+    assert client.post(f"/v1/games/{gid}/moves", json={"move": [2, 1, 2]},
+                       headers=auth).status_code == 201
+    again = client.get(f"/v1/games/{gid}")
+    assert again.json["serial"] == 2 and again.headers["ETag"] != replaced.headers["ETag"]
+    kinds = [e for e in read_events(stream, 2)[0] if e[0] != "<comment>"]
+    stream.close()
+    assert kinds[0] == ("game", again.headers["ETag"].strip('"'), again.json)
+
+
+def test_an_open_stream_that_reads_a_move_of_another_history_sends_the_state_again(
+        app, new_game, settings, redis_client):
+    """A stream busy with moves never idles, so it must see a rewritten history in the moves
+    themselves: a move that does not chain onto the head the stream sent last (each log entry
+    keeps its head) comes after a ``game`` event with the log's state, never as a ``move``
+    whose id names a history the log does not have. (The keep-alive is a minute here: the
+    idle check cannot be what notices.)"""
+    from .test_events import read_events
+
+    services = app.extensions["boxfish"]
+    busy = create_app(services.settings.model_copy(update={"sse_keepalive_s": 60.0}),
+                      connection=services.redis).test_client()
+    gid, auth, _ = new_game()
+    for m in ([1, 1, 1], [1, 2, 1]):
+        assert busy.post(f"/v1/games/{gid}/moves", json={"move": m},
+                         headers=auth).status_code == 201
+    stream = busy.get(f"/v1/games/{gid}/events", buffered=False)
+    events, _ = read_events(stream, 1)
+    assert events[0][0] == "game" and events[0][2]["serial"] == 2
+    lose_last_move(redis_client, settings, gid)  # move 2 lost ...
+    for m in ([1, 3, 1], [2, 1, 2]):  # ... and replaced, and another after it
+        assert busy.post(f"/v1/games/{gid}/moves", json={"move": m},
+                         headers=auth).status_code == 201
+    now = busy.get(f"/v1/games/{gid}")
+    assert now.json["serial"] == 3
+    events, _ = read_events(stream, 1)
+    assert events[0] == ("game", now.headers["ETag"].strip('"'), now.json)
+    # and the stream goes on from the log's state, its ids chained on the log's heads
+    assert busy.post(f"/v1/games/{gid}/moves", json={"move": [2, 2, 2]},
+                     headers=auth).status_code == 201
+    after = busy.get(f"/v1/games/{gid}")
+    events, _ = read_events(stream, 1)
+    stream.close()
+    assert events[0][0] == "move" and events[0][1] == after.headers["ETag"].strip('"')

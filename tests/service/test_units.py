@@ -152,7 +152,8 @@ def test_game_service_remembers_static_metadata_lru():
 
 def test_the_api_imports_no_worker_module():
     code = ("import sys\n"
-            "import boxfish.service.app, boxfish.service.views.ops, boxfish.service.analyses\n"
+            "import boxfish.service.app, boxfish.service.views.ops\n"
+            "import boxfish.service.analysis_queue\n"
             "from boxfish.service.app import create_app\n"
             "print(sorted(m for m in sys.modules if m.startswith('boxfish.workers')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -162,9 +163,32 @@ def test_the_api_imports_no_worker_module():
 
 def test_workers_share_the_service_constants(monkeypatch):
     from boxfish.service import config
-    from boxfish.workers import analysis, worker
+    from boxfish.workers import analysis_job as analysis
+    from boxfish.workers import worker
 
     assert worker.WORKER_TTL_S is config.WORKER_TTL_S
     assert analysis.DEFAULT_SEARCH_CACHE_ENTRIES == config.DEFAULT_SEARCH_CACHE_ENTRIES
     monkeypatch.delenv("BOXFISH_SEARCH_CACHE_ENTRIES", raising=False)
     assert Settings().search_cache_entries == config.DEFAULT_SEARCH_CACHE_ENTRIES
+
+
+def test_the_append_scripts_arguments_are_named_as_its_encoder_names_them():
+    """APPEND_LUA reads each ARGV into a local of the name AppendArgs gives that field, in
+    AppendArgs' order, and the encoder writes flags as Redis strings."""
+    import dataclasses
+    import re
+
+    from boxfish.service.redis_recorder import APPEND_LUA, AppendArgs
+
+    read = re.findall(r"^local (\w+) = ARGV\[(\d+)\]", APPEND_LUA, re.M)
+    names = [f.name for f in dataclasses.fields(AppendArgs)]
+    assert [int(i) for _, i in read] == list(range(1, len(read) + 1))
+    # The one field the script reads as two (whether to check it, and its value).
+    assert [n for n, _ in read] == [*names[:-1], "check_head", "expected_head"]
+    args = AppendArgs(serial=3, idempotency_key=None, fingerprint="fp", event_json="{}",
+                      status="in_progress", record_ttl_ms=1000, rewrite_record=True,
+                      expected_head=None)
+    assert args.argv() == [3, "", "fp", "{}", "in_progress", 1000, "1", "", ""]
+    assert dataclasses.replace(args, idempotency_key="k", rewrite_record=False,
+                               expected_head="").argv()[1:] == [
+        "k", "fp", "{}", "in_progress", 1000, "", "1", ""]

@@ -117,7 +117,7 @@ def test_private_urls_are_refused_without_the_setting(strict_client, url):
 
 
 def standardwebhooks_secret() -> str:
-    from boxfish.service.webhooks import new_secret
+    from boxfish.service.webhook_store import new_secret
     return new_secret()
 
 
@@ -357,7 +357,7 @@ def test_410_disables_the_webhook(api, receiver):
 
 
 def test_an_analysis_callback_is_delivered(api, receiver, rq_worker):
-    from boxfish.service.webhooks import new_secret
+    from boxfish.service.webhook_store import new_secret
 
     secret = new_secret()
     body = {"game": "dots-and-boxes", "width": 1, "height": 2, "moves": [[1, 1, 1]],
@@ -381,6 +381,79 @@ def test_an_analysis_callback_is_delivered(api, receiver, rq_worker):
     (late,) = receiver.wait_for("/analysis-late", 1)
     assert verified(other, late)["data"]["result"] == job["result"]
     assert late["headers"]["webhook-id"] == f"msg_{job['id']}_1"
+
+
+def _callback_deliveries(api, job_id: str, n: int, timeout_s: float = 15.0) -> list[dict]:
+    """The analysis's callback deliveries log once it has ``n`` records."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        resp = api.get(f"/v1/analyses/{job_id}/deliveries")
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["analysis"] == job_id
+        log = resp.json()["deliveries"]
+        if len(log) >= n:
+            return log
+        assert time.monotonic() < deadline, f"{len(log)} of {n} records: {log}"
+        time.sleep(0.05)
+
+
+def test_an_analysis_callbacks_deliveries_log(api, receiver, rq_worker):
+    """Every attempt of every callback of an analysis is in its deliveries log, newest first:
+    a callback answered 500 then 200 (two attempts, one message), and a second callback (an
+    identical request joining the job) refused with 400 (failed, not retried); what the
+    receiver got verifies with its secret. Unknown analyses are 404 problems."""
+    from boxfish.service.webhook_store import new_secret
+
+    secrets_ = [new_secret(), new_secret()]
+    body = {"game": "dots-and-boxes", "width": 2, "height": 1, "moves": [[1, 1, 1]],
+            "time_ms": 300, "callback": {"url": receiver.script("/cb-log", 500),
+                                         "secret": secrets_[0]}}
+    resp = api.post("/v1/analyses?wait=8", json=body)
+    assert resp.status_code == 200 and resp.json()["status"] == "finished", resp.text
+    job_id = resp.json()["id"]
+    first = receiver.wait_for("/cb-log", 2)
+    assert [r["answered"] for r in first] == [500, 200]
+    assert {verified(secrets_[0], r)["type"] for r in first} == {"analysis.finished"}
+    log = _callback_deliveries(api, job_id, 2)
+    message = f"msg_{job_id}_0"
+    assert [(d["callback"], d["message_id"], d["attempt"], d["outcome"], d["status_code"],
+             d["type"]) for d in log] == [
+        (0, message, 2, "delivered", 200, "analysis.finished"),
+        (0, message, 1, "retrying", 500, "analysis.finished")]
+    assert log[1]["next_attempt_at"] is not None and log[0]["next_attempt_at"] is None
+    assert all(d["error"] is None for d in log)
+    assert _seconds(log[0]["at"]) >= _seconds(log[1]["at"])
+
+    body["callback"] = {"url": receiver.script("/cb-log-refused", 400), "secret": secrets_[1]}
+    assert api.post("/v1/analyses", json=body).json()["id"] == job_id
+    (refused,) = receiver.wait_for("/cb-log-refused", 1)
+    assert verified(secrets_[1], refused)["data"]["id"] == job_id
+    log = _callback_deliveries(api, job_id, 3)
+    assert [(d["callback"], d["message_id"], d["attempt"], d["outcome"], d["status_code"])
+            for d in log] == [(1, f"msg_{job_id}_1", 1, "failed", 400),
+                              (0, message, 2, "delivered", 200),
+                              (0, message, 1, "retrying", 500)]
+    assert log[0]["error"] == "the receiver refused the message"
+    time.sleep(1.0)  # a failed message is not retried: still three records
+    assert len(_callback_deliveries(api, job_id, 3)) == 3 and len(
+        receiver.to("/cb-log-refused")) == 1
+
+    for bad in ("0" * 32, "x" * 65):
+        missing = api.get(f"/v1/analyses/{bad}/deliveries")
+        assert missing.status_code == 404
+        assert missing.headers["content-type"].startswith("application/problem+json")
+
+
+def test_an_analysis_without_callbacks_has_an_empty_log(client, redis_client, settings):
+    """The route through the spec-checked client: an analysis with no callback (queued
+    here, no worker needed) has an empty log, as its view says nothing of callbacks."""
+    resp = client.post("/v1/analyses", json={"game": "dots-and-boxes", "width": 1,
+                                             "height": 1, "moves": [], "time_ms": 100})
+    assert resp.status_code in (200, 202), resp.json
+    job_id = resp.json["id"]
+    log = client.get(f"/v1/analyses/{job_id}/deliveries")
+    assert log.status_code == 200 and log.json == {"analysis": job_id, "deliveries": []}
+    assert client.get("/v1/analyses/nope/deliveries").status_code == 404
 
 
 def test_the_engine_seats_moves_are_delivered_like_any_other(api, receiver, rq_worker):

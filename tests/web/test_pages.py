@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -24,6 +24,7 @@ from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
 from boxfish.service.embedded_redis import free_port
+from tests.lost_moves import lose_moves
 from tests.service.conftest import start_gunicorn, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,6 +115,11 @@ def listed_serials(driver) -> list[int]:
         return []
 
 
+def listed_text(driver) -> str:
+    """The whole text of the move list (``textContent``: the rows scrolled away too)."""
+    return driver.find_element(By.ID, "moves").get_attribute("textContent")
+
+
 def text_of(driver, element_id: str) -> str:
     try:
         return driver.find_element(By.ID, element_id).text
@@ -129,8 +135,16 @@ def click_board(driver, selector: str, move: str) -> None:
 
 
 def until(driver, timeout: float, condition, message: str):
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(
-        lambda d: condition(d), message)
+    """Wait for ``condition(driver)``; on a timeout, print what the page shows (the serials
+    listed, the lines drawn, the connection) before raising."""
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.05).until(
+            lambda d: condition(d), message)
+    except TimeoutException:
+        print(f"the page at the timeout: serials {listed_serials(driver)}, drawn "
+              f"{sorted(board_moves(driver, 'line.drawn'))}, connection "
+              f"{text_of(driver, 'connection')!r}")
+        raise
 
 
 def test_live_moves_time_travel_and_analysis(server, api, browser, artifacts):
@@ -282,7 +296,9 @@ def test_extreme_tictactoe_against_the_engine(server, api, browser, artifacts):
     assert api.get(f"/v1/games/{gid}").json()["engine"]["seat"] == 1
     click_board(browser, "rect.cell.legal", "5,6")
     # The engine answers through the event stream, like any player.
-    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2], "the engine's move")
+    # (the list is drawn at once, the board when its picture has loaded: wait for both)
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2]
+          and board_moves(d, "text.mark.p1"), "the engine's move")
     assert {"5,6"} <= board_moves(browser, "text.mark.p0")
     assert len(board_moves(browser, "text.mark.p1")) == 1
     assert "Player 0 to move" in text_of(browser, "summary")
@@ -310,3 +326,115 @@ def test_the_game_page_fits_a_phone(server, api, browser, artifacts):
         browser.save_screenshot(str(artifacts / "10-phone.png"))
     finally:
         browser.set_window_size(1200, 1000)
+
+
+def test_a_game_event_makes_the_page_show_the_log_that_replaced_what_it_showed(
+        server, api, browser, artifacts, settings, redis_client):
+    """The store loses moves the page shows, as a failover that lost them would, and other
+    moves take their serials. The server tells the page with a ``game`` event on its stream:
+    on the open stream (which notices when idle) and on the stream the browser resumes with
+    ``Last-Event-ID: <serial>.<head>`` after the connection dropped. Each time the page must
+    show the log's moves, list and board, never the lost ones."""
+    gid, auth = new_game(api)
+    for serial, move in enumerate(([1, 1, 1], [1, 2, 1], [1, 3, 1]), start=1):
+        append(api, gid, auth, move, serial)
+    browser.get(f"{server.url}/games/{gid}")
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3]
+          and "1,3,1" in board_moves(d, "line.drawn.last")
+          and text_of(d, "connection") == "live", "moves 1 to 3, live")
+    # Look back at serial 2 and forth again: the page has drawn both positions.
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_LEFT)
+    until(browser, SLOW_S, lambda d: "1,3,1" in board_moves(d, "line.slot"), "serial 2")
+    browser.find_element(By.ID, "last").click()
+    until(browser, SLOW_S, lambda d: "1,3,1" in board_moves(d, "line.drawn.last"), "serial 3")
+
+    # The open stream: move 3 lost under it. The page goes back to serial 2.
+    lose_moves(redis_client, settings.key_prefix, gid, keep=2)
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2]
+          and "1,3,1" in board_moves(d, "line.slot")
+          and "1,2,1" in board_moves(d, "line.drawn"), "the log cut back to serial 2")
+    assert "Player 0 to move" in text_of(browser, "summary")
+    browser.save_screenshot(str(artifacts / "11-log-cut-back.png"))
+    # Another move takes serial 3: listed and drawn, the lost one nowhere.
+    append(api, gid, auth, [2, 1, 2], 3)
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3]
+          and "2,1,2" in board_moves(d, "line.drawn.last")
+          and "1,3,1" in board_moves(d, "line.slot"), "the move that took serial 3")
+    assert "(1,3,1)" not in listed_text(browser)
+    assert text_of(browser, "connection") == "live"
+
+    # The resumed stream: the connection drops; meanwhile the store loses move 3 again and
+    # another server of the store appends two moves in its place. The browser resumes with
+    # the id of move 3, which the log no longer has.
+    append(api, gid, auth, [2, 2, 2], 4)
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3, 4], "move 4")
+    other = Server(settings, server.log_path)
+    server.stop()
+    try:
+        until(browser, SLOW_S, lambda d: text_of(d, "connection").startswith("reconnecting"),
+              "the page saying it lost the stream")
+        lose_moves(redis_client, settings.key_prefix, gid, keep=2)
+        with httpx.Client(base_url=other.url, timeout=10) as writer:
+            append(writer, gid, auth, [3, 1, 2], 3)
+            append(writer, gid, auth, [1, 1, 2], 4)
+    finally:
+        stop_process(other.proc)
+        server.start()
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3, 4]
+          and "1,1,2" in board_moves(d, "line.drawn.last")
+          and "3,1,2" in board_moves(d, "line.drawn")
+          and {"2,1,2", "2,2,2"} <= board_moves(d, "line.slot")
+          and text_of(d, "connection") == "live", "the log that replaced moves 3 and 4")
+    listed = listed_text(browser)
+    assert "(3,1,2)" in listed and "(2,2,2)" not in listed, listed
+    # Stepping back shows the new serial 3, not a picture of the lost one.
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_LEFT)
+    until(browser, SLOW_S, lambda d: d.current_url.endswith("?at=3")
+          and "3,1,2" in board_moves(d, "line.drawn.last")
+          and "2,1,2" in board_moves(d, "line.slot"), "the new position at serial 3")
+    browser.save_screenshot(str(artifacts / "12-log-replaced.png"))
+
+
+def test_a_stream_started_again_after_an_error_answer_reloads_the_log(
+        server, api, browser, artifacts, settings, redis_client):
+    """The page's stream is refused (503: every stream slot of the server is taken) and the
+    browser gives up on it; meanwhile the store loses move 3 and another move takes serial 3.
+    The stream the page starts again must not resume from its bare serial (which the server
+    trusts): it starts afresh, and its ``game`` event shows the log's moves."""
+    gid, auth = new_game(api)
+    for serial, move in enumerate(([1, 1, 1], [1, 2, 1], [1, 3, 1]), start=1):
+        append(api, gid, auth, move, serial)
+    held = []
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as streams:
+            for _ in range(settings.sse_max_streams + 1):  # every slot taken, then one more
+                resp = streams.send(streams.build_request("GET", f"/v1/games/{gid}/events"),
+                                    stream=True)
+                if resp.status_code == 503:
+                    resp.close()
+                    break
+                held.append(resp)
+            else:
+                raise AssertionError("the server never refused a stream")
+            browser.get(f"{server.url}/games/{gid}")
+            until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3]
+                  and "1,3,1" in board_moves(d, "line.drawn.last")
+                  and text_of(d, "connection").startswith("reconnecting"),
+                  "moves 1 to 3, the stream refused")
+            lose_moves(redis_client, settings.key_prefix, gid, keep=2)
+            append(api, gid, auth, [2, 1, 2], 3)
+            for resp in held:
+                resp.close()
+            held.clear()
+    finally:
+        for resp in held:
+            resp.close()
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3]
+          and "2,1,2" in board_moves(d, "line.drawn.last")
+          and "1,3,1" in board_moves(d, "line.slot")
+          and text_of(d, "connection") == "live", "the move that took serial 3")
+    assert "(1,3,1)" not in listed_text(browser)
+    append(api, gid, auth, [2, 2, 2], 4)  # and the new stream carries the next moves
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3, 4]
+          and "2,2,2" in board_moves(d, "line.drawn.last"), "move 4 on the new stream")
+    browser.save_screenshot(str(artifacts / "13-restarted-stream.png"))

@@ -73,7 +73,11 @@ def test_a_3x4_solve_interrupted_at_random_points_resumes_to_the_same_value(tmp_
     for _ in range(3):
         run = _solve_cli("3", "4", "--json", "--threads", "1", "--progress", "0",
                          "--checkpoint", str(ckpt))
-        time.sleep(rng.uniform(0.5, 2.5))
+        # the first line says the solve has begun (before it, the interpreter is starting)
+        first = run.stderr.readline()
+        assert first.startswith("boxfish solve: 3x4, 31 lines to draw"), first
+        assert ("(new)" in first) == (stops == 0), first
+        time.sleep(rng.uniform(0.0, 2.0))
         sig = rng.choice((signal.SIGINT, signal.SIGTERM))
         run.send_signal(sig)
         out, err = run.communicate(timeout=120)
@@ -124,3 +128,29 @@ def test_proven_entries_round_trip_and_bad_records_are_refused():
         fresh.caches.compiled.import_proven(b"\x00" * 23)
     with pytest.raises(ValueError):
         fresh.caches.compiled.import_proven(b"\x00" * 24)  # depth 0: not a proven entry
+
+
+def test_a_signal_while_the_checkpoint_loads_stops_the_solve_and_saves(tmp_path):
+    """SIGTERM (or SIGINT) that arrives while a checkpoint is still being read is not lost
+    and does not kill the process: the solve stops as soon as it can be saved, with 143."""
+    ckpt = tmp_path / "3x4.ckpt"
+    begun = Solve(3, 4, 0, checkpoint=str(ckpt), threads=1)
+    p = begun.run(on_progress=lambda _p: begun.stop(), progress_s=0.0)
+    assert p.saved and not p.done
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        # the signal is sent from inside the checkpoint's loading
+        script = (
+            "import os, signal, sys\n"
+            "from boxfish.engine.dots import solve\n"
+            "from boxfish.engine import solve_cli\n"
+            "load = solve.Solve._load\n"
+            "def slow_load(self, path):\n"
+            f"    os.kill(os.getpid(), {int(sig)})\n"
+            "    load(self, path)\n"
+            "solve.Solve._load = slow_load\n"
+            f"sys.exit(solve_cli.main(['3', '4', '--threads', '1', '--progress', '0', "
+            f"'--checkpoint', {str(ckpt)!r}]))\n")
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 128 + sig, run.stderr
+        assert "resumed from" in run.stderr and "checkpoint saved" in run.stderr, run.stderr

@@ -1,5 +1,5 @@
 """The engine-move job: the engine plays its seat's move ``serial`` in a stored game (see
-:mod:`service.engine_seat`, which enqueues it on the analysis queue).
+:mod:`service.engine_seat_scheduling`, which enqueues it on the analysis queue).
 
 The job reads the game from the move store. If the game is no longer at ``serial - 1`` with
 the engine to move (someone moved, or a run of this job already did: a stale job), it does
@@ -8,13 +8,13 @@ process's search cache, and appends the best move through the games service, as 
 append goes: at ``serial`` (a :class:`~service.recorder.SerialConflict` means the game moved
 on: done, not an error), with the idempotency key ``engine:<serial>`` (a second run that gets
 there later is answered with the first run's move), and told to the listeners of
-:func:`service.app.game_listeners` (the event stream's readers see it in the log; webhooks;
+:func:`service.wiring.game_listeners` (the event stream's readers see it in the log; webhooks;
 the engine seat's listener enqueues the engine's next move when it completed a box).
 
 What a worker process keeps for these jobs belongs to an :class:`EngineMovePlayer`, made on
 first use by :func:`process_player`: its connections (the move store's, a ``redis.Redis`` or a
 ``RedisCluster``, and the job queue's), the games service on them, and the process's
-:class:`~workers.analysis.AnalysisRunner` (its search cache, shared with analysis jobs).
+:class:`~workers.analysis_job.AnalysisRunner` (its search cache, shared with analysis jobs).
 """
 
 from __future__ import annotations
@@ -26,13 +26,17 @@ import redis
 
 from boxfish import engine
 from boxfish.service import connections
-from boxfish.service.app import game_service, redis_recorder
 from boxfish.service.config import Settings
-from boxfish.service.engine_seat import ENGINE_RETRIES, engine_idempotency_key, engine_to_move
+from boxfish.service.engine_seat_scheduling import (
+    ENGINE_RETRIES,
+    engine_idempotency_key,
+    engine_to_move,
+)
 from boxfish.service.games import fingerprint
 from boxfish.service.keys import KeySpace
 from boxfish.service.recorder import NotReplicated, SerialConflict
-from boxfish.workers.analysis import AnalysisRunner, process_runner
+from boxfish.service.wiring import game_service, redis_recorder
+from boxfish.workers.analysis_job import AnalysisRunner, process_runner
 
 #: Pauses before a run that failed on the move store (a ``redis.RedisError`` or
 #: ``NotReplicated``) raises, by how many retries it has used: RQ retries the job at once (the

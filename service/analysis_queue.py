@@ -34,13 +34,13 @@ from rq.timeouts import TimerDeathPenalty
 
 from .analysis_request import AnalysisRequest
 from .config import Settings
+from .errors import NotFound, QueueFull
 from .keys import KeySpace
-from .problems import Problem
 
-JOB_FUNCTION = "boxfish.workers.analysis.run_analysis"
-#: The RQ callbacks that announce a job's end (see :mod:`workers.webhooks`).
-ANALYSIS_SUCCEEDED = "boxfish.workers.webhooks.analysis_succeeded"
-ANALYSIS_FAILED = "boxfish.workers.webhooks.analysis_failed"
+JOB_FUNCTION = "boxfish.workers.analysis_job.run_analysis"
+#: The RQ callbacks that announce a job's end (see :mod:`workers.webhook_delivery`).
+ANALYSIS_SUCCEEDED = "boxfish.workers.webhook_delivery.analysis_succeeded"
+ANALYSIS_FAILED = "boxfish.workers.webhook_delivery.analysis_failed"
 
 _STATUS = {
     JobStatus.QUEUED: "queued", JobStatus.DEFERRED: "queued", JobStatus.SCHEDULED: "queued",
@@ -100,7 +100,7 @@ class AnalysisService:
     def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace,
                  callbacks_meta: dict | None = None) -> None:
         """``callbacks_meta``: what each job carries for its RQ callbacks, which announce its
-        end to the analysis's callbacks (:meth:`service.webhooks.Webhooks.job_meta`); None:
+        end to the analysis's callbacks (:meth:`service.webhook_store.Webhooks.job_meta`); None:
         no callbacks."""
         self.redis = connection
         self.callbacks_meta = callbacks_meta
@@ -113,8 +113,8 @@ class AnalysisService:
     def submit(self, request: AnalysisRequest) -> tuple[Job, str]:
         """Enqueue ``request`` or join the identical job.
 
-        Returns ``(job, how)`` with how ``"new"`` or ``"joined"``. Raises a 503 Problem when the
-        queue is full.
+        Returns ``(job, how)`` with how ``"new"`` or ``"joined"``. Raises
+        :class:`~service.errors.QueueFull` when the queue holds ``max_queue_length`` jobs.
         """
         h = request.digest()
         job_key = self.keys.analysis_job(self.queue.name, h)
@@ -127,9 +127,7 @@ class AnalysisService:
                     return job, "joined"
         queued = self.queue.count
         if queued >= self.settings.max_queue_length:
-            raise Problem(503, "queue-full", "Analysis queue full",
-                          f"{queued} analyses are waiting; retry later",
-                          headers={"Retry-After": "5"}, queue_length=queued)
+            raise QueueFull(queued)
         job_id = uuid.uuid4().hex
         timeout_s = request.time_ms // 1000 + self.settings.job_timeout_margin_s
         # The job key lives as long as the job can: in the queue, running, then its result.
@@ -159,9 +157,11 @@ class AnalysisService:
             return None
 
     def get(self, job_id: str) -> Job:
+        """The analysis job ``job_id`` of this queue; :class:`~service.errors.NotFound` when
+        there is none."""
         job = self._fetch(job_id) if len(job_id) <= 64 else None
         if job is None or job.origin != self.settings.queue_name:
-            raise Problem(404, "not-found", "Not found", f"no analysis {job_id!r}")
+            raise NotFound(f"no analysis {job_id!r}")
         return job
 
     def status(self, job: Job) -> str:

@@ -5,7 +5,7 @@ Whenever the engine's side is to move, an engine-move job is on the analysis que
 :class:`EngineSeatListener` enqueues it when the game is created with the engine to move first
 and after every append (a client's or the engine's own) that leaves the engine to move. Dots
 and Boxes gives a player who completes a box another move, so either side may move several
-times in a row; each of the engine's moves is one job. The job (:mod:`workers.engine_seat`)
+times in a row; each of the engine's moves is one job. The job (:mod:`workers.engine_move_job`)
 analyses the position for the seat's ``time_ms`` and appends the best move through the games
 service like any client's move: serial-checked (its serial is the job's), idempotent (key
 ``engine:<serial>``, :func:`engine_idempotency_key`), told to the listeners (event stream,
@@ -17,7 +17,7 @@ same instant may both enqueue it: the job then runs twice, and the second run fi
 taken (or the idempotency record) and does nothing. A failed job is retried
 (:data:`ENGINE_RETRIES` times, at once: the workers run no RQ scheduler, which delayed retries
 need; a run that failed on the move store pauses before it raises, see
-:data:`workers.engine_seat.STORE_ERROR_PAUSES_S`); once its retries are spent the game's
+:data:`workers.engine_move_job.STORE_ERROR_PAUSES_S`); once its retries are spent the game's
 engine status is ``failed`` and ``POST /v1/games/{id}/engine/retry`` enqueues it afresh.
 """
 
@@ -30,7 +30,7 @@ from rq import Queue, Retry
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from .analyses import AnalysisService, job_error_text
+from .analysis_queue import AnalysisService, job_error_text
 from .config import Settings
 from .events import MoveEvent
 from .games import GameListener, GameService
@@ -39,7 +39,7 @@ from .recorder import GameMeta
 
 log = logging.getLogger(__name__)
 
-ENGINE_JOB_FUNCTION = "boxfish.workers.engine_seat.play_engine_move"
+ENGINE_JOB_FUNCTION = "boxfish.workers.engine_move_job.play_engine_move"
 #: Retries of a failed engine-move job (immediate; see the module docstring).
 ENGINE_RETRIES = 3
 #: Idempotency keys that start with this are the engine's: a client may not use them in a
@@ -139,6 +139,7 @@ class EngineSeatListener(GameListener):
                 meta, GameService.game_of(meta).new_state()):
             self.seats.ensure_job(meta, 1)
 
-    def move_appended(self, meta: GameMeta, event: MoveEvent, replayed: bool) -> None:
+    def move_appended(self, meta: GameMeta, event: MoveEvent, replayed: bool,
+                      webhooks: tuple[dict, ...] | None = None) -> None:
         if meta.engine is not None and not event.finished and event.to_move == meta.engine.seat:
             self.seats.ensure_job(meta, event.serial + 1)

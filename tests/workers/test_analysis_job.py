@@ -1,16 +1,17 @@
-"""The analysis job (``workers/analysis.py``): the runner that owns a worker process's search
+"""The analysis job (``workers/analysis_job.py``): the runner that owns a worker process's search
 cache, the job function, and a request's round trip through a real RQ job."""
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
 from rq.job import Job
 
-import boxfish.workers.analysis as wa
+import boxfish.workers.analysis_job as wa
 from boxfish import engine
-from boxfish.service.analyses import AnalysisService
+from boxfish.service.analysis_queue import AnalysisService
 from boxfish.service.analysis_request import AnalysisRequest
 from boxfish.service.keys import KeySpace
 
@@ -249,3 +250,27 @@ def test_workers_started_together_share_the_cores(monkeypatch):
     assert env["BOXFISH_SEARCH_THREADS"] == str(search_threads_for(2))
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(8)), raising=False)
     assert search_threads_for(3) == 2 and search_threads_for(2) == 4
+
+
+def test_search_threads_flag_of_serve_and_worker(monkeypatch, capsys):
+    """``--search-threads N`` on ``boxfish serve`` and ``boxfish worker`` is
+    ``BOXFISH_SEARCH_THREADS`` for the process and the workers it starts (and so wins over
+    sharing the cores); out of 1..64 the command line is refused."""
+    from boxfish.service.cli import _parser, _share_cores, _take_search_threads
+
+    monkeypatch.delenv("BOXFISH_SEARCH_THREADS", raising=False)
+    for command in ("serve", "worker"):
+        args = _parser().parse_args([command, "--search-threads", "3"])
+        _take_search_threads(args)
+        env = dict(os.environ)
+        _share_cores(env, 2)
+        assert env["BOXFISH_SEARCH_THREADS"] == "3"
+        wa.process_runner.cache_clear()
+        assert wa.process_runner().threads == 3
+        monkeypatch.delenv("BOXFISH_SEARCH_THREADS")
+        for bad in ("0", "65", "two"):
+            with pytest.raises(SystemExit) as exited:
+                _parser().parse_args([command, "--search-threads", bad])
+            assert exited.value.code == 2
+            assert "--search-threads: must be an integer from 1 to 64" in capsys.readouterr().err
+    wa.process_runner.cache_clear()

@@ -3,7 +3,8 @@
 :func:`deliver` makes one attempt of one message (an RQ job on the webhook queue, run by
 ``boxfish worker --webhooks``, whose RQ scheduler runs the retries): it checks the URL again
 (:func:`service.webhook_urls.check_url`: what a name resolves to can change), POSTs the signed
-body without following redirects, records the attempt in the webhook's deliveries log, and:
+body without following redirects, records the attempt in the deliveries log of the webhook or
+of the analysis's callbacks, and:
 
 * 2xx: ``delivered``;
 * 410: ``disabled``: the webhook is marked inactive and gets no more deliveries (a callback:
@@ -13,8 +14,9 @@ body without following redirects, records the attempt in the webhook's deliverie
   capped); ``failed`` when it was the last of ``webhook_max_attempts``;
 * anything else (a 3xx, another 4xx, a URL refused): ``failed``, not retried.
 
-State between jobs (the settings and the HTTP client's connection pool) belongs to a
-:class:`Deliverer`, one per worker process, made on first use by :func:`process_deliverer`.
+State between jobs (the settings, the HTTP client's connection pool, and the move store's
+recorder, where a game's webhook registrations live) belongs to a :class:`Deliverer`, one per
+worker process, made on first use by :func:`process_deliverer`.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from boxfish.service.analyses import error_text
+from boxfish.service import connections
+from boxfish.service.analysis_queue import error_text
 from boxfish.service.config import Settings
 from boxfish.service.keys import KeySpace
+from boxfish.service.recorder import Recorder
+from boxfish.service.webhook_store import Webhooks, analysis_event, signed_headers
 from boxfish.service.webhook_urls import UrlRefused, check_url
-from boxfish.service.webhooks import Webhooks, analysis_event, signed_headers
+from boxfish.service.wiring import redis_recorder
 
 log = logging.getLogger(__name__)
 
@@ -66,22 +71,37 @@ def parse_retry_after(value: str | None, now_s: float) -> float | None:
 
 class Deliverer:
     """Makes delivery attempts with ``settings`` (timeouts, attempts, backoff, whether private
-    addresses may be called) and one HTTP client (redirects are not followed)."""
+    addresses may be called) and one HTTP client (redirects are not followed). ``recorder``:
+    the move store, where the games' webhook registrations are (default: the Redis recorder
+    of ``settings``' store, made on first need; analysis callbacks need none)."""
 
-    def __init__(self, settings: Settings, rand=random.random) -> None:
+    def __init__(self, settings: Settings, rand=random.random,
+                 recorder: Recorder | None = None) -> None:
         self.settings = settings
         self.keys = KeySpace(settings.key_prefix)
         self.rand = rand
+        self._recorder = recorder
         self.client = httpx.Client(follow_redirects=False,
                                    timeout=httpx.Timeout(settings.webhook_timeout_s),
                                    headers={"user-agent": USER_AGENT})
+
+    def recorder(self) -> Recorder:
+        """The move store's recorder (made on first call; raises the store's errors and
+        ``ConfigurationError`` then, the job failing and its retry trying again)."""
+        if self._recorder is None:
+            settings = self.settings
+            store = connections.store_connection(
+                settings, connections.store_is_cluster(settings))
+            self._recorder = redis_recorder(store, self.keys, settings)
+        return self._recorder
 
     def deliver(self, connection, target: dict, message_id: str, body: str,
                 attempt: int) -> str:
         """One attempt (see the module docstring); returns its outcome (``cancelled`` when
         the target is gone: nothing is sent or recorded)."""
         settings = self.settings
-        webhooks = Webhooks.from_settings(connection, settings, self.keys)
+        webhooks = Webhooks.from_settings(connection, settings, self.keys,
+                                          self.recorder() if "webhook" in target else None)
         destination = webhooks.destination(target)
         if destination is None:
             return "cancelled"
@@ -137,7 +157,7 @@ class Deliverer:
     def _record(webhooks: Webhooks, target: dict, message_id: str, body: str, attempt: int,
                 outcome: str, status_code: int | None, error: str | None, started: float,
                 ended: float, next_at: float | None) -> None:
-        from boxfish.service.webhooks import iso_time
+        from boxfish.service.webhook_store import iso_time
 
         event = json.loads(body)
         record = {"message_id": message_id, "type": event.get("type"),
@@ -147,6 +167,8 @@ class Deliverer:
                   "next_attempt_at": iso_time(next_at * 1000) if next_at is not None else None}
         if "webhook" in target:
             webhooks.record(target["webhook"], record)
+        else:
+            webhooks.record_callback(target["analysis"], {**record, "callback": target["index"]})
         log.info("webhook delivery %s", json.dumps(record))
 
 

@@ -2,10 +2,10 @@
 ``engine.analyse``.
 
 The job's argument is the request's JSON form, read back with ``AnalysisRequest.model_validate``
-(the API enqueues it, see :meth:`service.analyses.AnalysisService.submit`). Progress after each
-completed depth goes to ``job.meta["progress"]``. The job's ``alive_key`` (TTL ``alive_ttl_s``),
-which lets the API tell a dead worker from a slow one, is kept alive by the worker process
-that runs it, for the job's whole run including RQ's recording of its end
+(the API enqueues it, see :meth:`service.analysis_queue.AnalysisService.submit`). Progress
+after each completed depth goes to ``job.meta["progress"]``. The job's ``alive_key`` (TTL
+``alive_ttl_s``), which lets the API tell a dead worker from a slow one, is kept alive by the
+worker process that runs it, for the job's whole run including RQ's recording of its end
 (:mod:`workers.liveness`), not by the job function.
 
 State between jobs belongs to an :class:`AnalysisRunner`, one per worker process, made on first

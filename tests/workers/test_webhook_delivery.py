@@ -11,9 +11,9 @@ import pytest
 import standardwebhooks
 
 from boxfish.service.events import MoveEvent
+from boxfish.service.webhook_store import move_events, new_secret, signed_headers
 from boxfish.service.webhook_urls import UrlRefused, address_is_public, check_url
-from boxfish.service.webhooks import move_events, new_secret, signed_headers
-from boxfish.workers.webhooks import parse_retry_after, retry_delay
+from boxfish.workers.webhook_delivery import parse_retry_after, retry_delay
 
 
 def test_signed_headers_verify_with_standardwebhooks():
@@ -110,7 +110,7 @@ def test_a_message_is_enqueued_once_and_never_lost(settings, redis_client):
     from rq import Queue
 
     from boxfish.service.keys import KeySpace
-    from boxfish.service.webhooks import Webhooks
+    from boxfish.service.webhook_store import Webhooks
 
     webhooks = Webhooks.from_settings(redis_client, settings, KeySpace(settings.key_prefix))
     queue = Queue(settings.webhook_queue_name, connection=redis_client)
