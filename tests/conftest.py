@@ -66,12 +66,15 @@ def settings(redis_url) -> Settings:
     tag = f"test-{uuid.uuid4().hex[:8]}"
     # Rate limits off: the whole session makes its requests from one address, in and out of
     # process, and counts in one Redis; tests/service/test_rate_limits.py turns them on.
-    # Webhooks: a queue of the session's own, receivers on loopback, quick retries.
+    # Webhooks: a queue of the session's own, receivers on loopback, quick retries; a
+    # timeout no receiver of the tests' reaches, even on a loaded host (a receiver answered
+    # late would be sent the message again). Jobs' liveness: the default window (the tests
+    # of dead workers set their own short ones).
     return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag,
-                    sse_keepalive_s=0.3, job_liveness_s=2.0, max_board_size=12,
+                    sse_keepalive_s=0.3, job_liveness_s=5.0, max_board_size=12,
                     max_time_ms=5000, max_moves=300, rate_limit_enabled=False,
                     webhook_queue_name=f"{tag}-webhooks", webhook_allow_private=True,
-                    webhook_backoff_s=0.2, webhook_max_attempts=4, webhook_timeout_s=2.0)
+                    webhook_backoff_s=0.2, webhook_max_attempts=4, webhook_timeout_s=10.0)
 
 
 @pytest.fixture(scope="session")

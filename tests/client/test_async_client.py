@@ -178,18 +178,19 @@ def test_events_yield_every_serial_once_while_a_task_appends_across_a_restart(
 
 def test_analyse_with_wait_0_polls_until_the_job_is_done(server_url, rq_worker):
     transport = AsyncRecording()
-    # A position no other test asks for, so that the job is new and still queued when the
-    # server answers the POST (wait=0): the client polls it.
-    position = {"game": "dots-and-boxes", "width": 2, "height": 3,
-                "moves": all_lines(2, 3)[:2]}
+    # A position no other test asks for, so that the job is new, and one no search proves
+    # in its 0.3 s, so that it runs that long: unfinished when the server answers the POST
+    # (wait=0), however soon a worker takes it. The client polls it.
+    position = {"game": "dots-and-boxes", "width": 5, "height": 5,
+                "moves": all_lines(5, 5)[:2]}
 
     async def analyse():
         async with AsyncClient(server_url, transport=transport) as api:
-            return await api.analyse(position=position, time_ms=47, wait=0)
+            return await api.analyse(position=position, time_ms=297, wait=0)
 
     result = asyncio.run(analyse())
     assert isinstance(result, Analysis)
-    assert result.best_move in all_lines(2, 3)[2:]
+    assert result.best_move in all_lines(5, 5)[2:]
     assert result.bound in ("exact", "lower", "upper", "estimate")
     assert result.raw["status"] == "finished"
     assert [m for m, _, _ in transport.sent][0] == "POST"

@@ -211,11 +211,12 @@ def test_events_of_a_finished_game_end_at_once(server_url):
 def test_analyse_polls_until_the_job_is_done(server_url, rq_worker):
     transport = Recording()
     with Client(server_url, transport=transport) as api:
-        # A position no other test asks for, so that the job is new and still queued when
-        # the server answers the POST (wait=0): the client polls it.
-        result = api.analyse(position={"game": "dots-and-boxes", "width": 3, "height": 2,
+        # A position no other test asks for, so that the job is new, and one no search
+        # proves in its 0.3 s, so that it runs that long: unfinished when the server answers
+        # the POST (wait=0), however soon a worker takes it. The client polls it.
+        result = api.analyse(position={"game": "dots-and-boxes", "width": 5, "height": 5,
                                        "moves": [[1, 1, 1], [2, 3, 1]]},
-                             time_ms=53, wait=0)
+                             time_ms=301, wait=0)
         assert isinstance(result, Analysis)
         assert len(result.best_move) == 3
         assert result.bound in ("exact", "lower", "upper", "estimate")

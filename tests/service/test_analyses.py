@@ -55,7 +55,7 @@ def poll(client, job_id: str, until=("finished", "failed"), timeout_s=30.0):
 
 def test_lifecycle_and_result_equals_engine(client, rq_worker):
     # Occupy the single test worker with a time-bounded search so the next job must queue.
-    busy = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 1500})
+    busy = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": 4000})
     assert busy.status_code == 202
     assert busy.headers["Location"] == f"/v1/analyses/{busy.json['id']}"
     busy_view, busy_seen = poll(client, busy.json["id"], until=("started",))

@@ -564,9 +564,17 @@ def test_a_killed_master_loses_no_acknowledged_move(own_cluster, settings, tmp_p
         for t in threads:
             t.start()
         try:
-            time.sleep(1.5)
-            with lock:
-                assert {g for g, _, _ in acked} == {g["id"] for g in games}, "no 201 yet"
+            # Every client has had a 201 on the healthy cluster before the kill.
+            deadline = time.monotonic() + 15
+            while True:
+                with lock:
+                    missing = {g["id"] for g in games} - {g for g, _, _ in acked}
+                assert not failures, failures
+                if not missing:
+                    break
+                assert time.monotonic() < deadline, f"no 201 yet for {sorted(missing)}"
+                time.sleep(0.05)
+            time.sleep(0.5)  # a few appends more before the kill
             killed_at = time.monotonic()
             cluster.kill(victim)
             promoted = cluster.wait_for_failover(victim)

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 
 from boxfish import engine
+from boxfish.service.config import search_threads_for
 from boxfish.service.embedded_redis import free_port
 
 from .conftest import start_gunicorn, start_worker, stop_process, wait_for_workers
@@ -50,8 +51,12 @@ def _call(base: str, method: str, path: str, body: dict | None = None,
 
 def test_jobs_at_the_longest_time_limit_outlive_a_short_liveness_window(settings, redis_client,
                                                                         tmp_path):
+    # The workers' search threads as ``boxfish serve --workers 2`` sets them: the CPUs
+    # shared, not oversubscribed (each worker taking every CPU would run twice as many
+    # search threads as cores, beside the API the test polls without pause).
     own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-long",
-                                      "job_liveness_s": 1.0, "max_time_ms": TIME_MS})
+                                      "job_liveness_s": 1.0, "max_time_ms": TIME_MS,
+                                      "search_threads": search_threads_for(WORKERS)})
     assert TIME_MS >= 10 * own.job_liveness_s
     workers = [start_worker(own, tmp_path / f"worker{i}.log") for i in range(WORKERS)]
     api = None

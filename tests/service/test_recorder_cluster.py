@@ -164,7 +164,7 @@ def test_min_replicas_2_is_not_replicated(cluster, client, keys):
     """Each master has one replica: ``min_replicas=2`` never gets there. The move is in the
     log all the same; a retry with its key is NotReplicated again (never a replay), a
     lookup too; another body with that key is still a reuse; serials still conflict."""
-    recorder = RedisRecorder(client, keys, min_replicas=2, replica_timeout_ms=150)
+    recorder = RedisRecorder(client, keys, min_replicas=2, replica_timeout_ms=400)
     for gid in games_on_every_master(cluster, keys, "short").values():
         create(recorder, gid)
         start = time.monotonic()
@@ -351,10 +351,13 @@ def test_failover_keeps_acknowledged_moves(own_cluster):
     keys = KeySpace("failover")
     client = own_cluster.client(socket_timeout=5.0)
     try:
+        # A WAIT that is meant to succeed gets the time a loaded host may need (as in the
+        # tests above); the short one only bounds the wait that is meant to fail.
+        patient = RedisRecorder(client, keys, min_replicas=1, replica_timeout_ms=3000)
         recorder = RedisRecorder(client, keys, min_replicas=1, replica_timeout_ms=500)
-        gid = create(recorder, "survivor")
+        gid = create(patient, "survivor")
         for serial in range(1, 21):
-            recorder.append(gid, serial, ev(serial), f"k{serial}", "fp")
+            patient.append(gid, serial, ev(serial), f"k{serial}", "fp")
         master = own_cluster.node_for_key(keys.game_log(gid))
         own_cluster.kill(master)
         promoted = own_cluster.wait_for_failover(master)
@@ -366,9 +369,6 @@ def test_failover_keeps_acknowledged_moves(own_cluster):
         assert recorder.read(gid, after=20) == [ev(21)]
         own_cluster.restart(master)
         assert own_cluster.master_of(master).node_id == promoted.node_id
-        # A WAIT that is meant to succeed gets the time a loaded host may need (as in the
-        # tests above); the short one only bounds the wait that is meant to fail.
-        patient = RedisRecorder(client, keys, min_replicas=1, replica_timeout_ms=3000)
         again = patient.append(gid, 21, ev(21), "k21", "fp")
         assert again.replayed and again.event == ev(21)
         assert not patient.append(gid, 22, ev(22), "k22", "fp").replayed
