@@ -12,7 +12,10 @@ from PIL import Image
 from boxfish import engine
 from boxfish.engine.cli import main as cli_main
 from boxfish.engine.text import analysis_text, format_value, position_text
+from boxfish.service.app import create_app
 from boxfish.service.pictures import render
+
+from .conftest import CheckedClient
 
 SVG = "{http://www.w3.org/2000/svg}"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -316,17 +319,22 @@ def test_bounds_are_marked_on_the_labels():
     assert [el.get("data-move") for el in _all(root, "line", "best")] == ["1,2,1"]
 
 
-def test_analysis_picture_of_a_failed_analysis_is_409(app, client, settings, work_here):
+def test_analysis_picture_of_a_failed_analysis_is_409(settings, redis_client, spec, work_here):
     """A job whose request cannot be searched (a move off the board: the API would refuse it,
     so it is enqueued as an older or foreign client could have) fails in the worker; its
     picture is a 409 ``failed`` problem, in every format."""
-    analyses = app.extensions["boxfish"].analyses
+    # A queue of the test's own: on the session's queue, the session's worker (started by
+    # any earlier test) may take the job, and this process's worker find the queue empty
+    # and return before the job has even started.
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-failing"})
+    app = create_app(own, connection=redis_client)
+    client = CheckedClient(app.test_client(), spec)
     request = {"game": "dots-and-boxes", "params": {"width": 2, "height": 2},
                "moves": [[9, 9, 1]], "time_ms": 10}
-    job = analyses.queue.enqueue("boxfish.workers.analysis_job.run_analysis", request,
-                                 job_id=f"failing-{random.randrange(10**9)}", result_ttl=60,
-                                 failure_ttl=60)
-    work_here(settings.queue_name)
+    job = app.extensions["boxfish"].analyses.queue.enqueue(
+        "boxfish.workers.analysis_job.run_analysis", request,
+        job_id=f"failing-{random.randrange(10**9)}", result_ttl=60, failure_ttl=60)
+    work_here(own.queue_name)
     assert client.get(f"/v1/analyses/{job.id}").json["status"] == "failed"
     for fmt in ("svg", "png", "txt"):
         resp = client.get(f"/v1/analyses/{job.id}/board.{fmt}")
