@@ -17,7 +17,7 @@ Targets (issue 4): >= 800 appends/s with p99 <= 50 ms at 8 clients; analysis p50
 With ``--old-src DIR`` (a checkout of an earlier version, e.g. made with ``git worktree add``)
 the appends are measured for that version too, alternating with this one ``--rounds`` times
 (each round a fresh ``boxfish serve`` of each), and a table compares the two: the medians of
-appends/s, p50, p99 and the API's CPU per append (its gunicorn processes only, from /proc:
+appends/s, p50, p99 and the API's CPU per append (its gunicorn processes only, read with psutil:
 load-independent), with the ratios (this / old).
 
 With ``--url``, give that server ``BOXFISH_RATE_LIMIT_ANALYSES`` above 2 x --analysis-rounds
@@ -61,6 +61,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
 import redis
 
 from boxfish import engine
@@ -86,72 +87,49 @@ class Client:
         return resp.status, json.loads(resp.read() or b"null")
 
 
-def tree_cpu_s(root: int | list[int] | None) -> float:
-    """CPU seconds (user + system) used so far by ``root`` and every process below it (from
-    /proc; 0 when unknown). Load-independent, unlike throughput on a shared machine."""
-    if root is None:
-        return 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    parents, cpu = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+def _tree(roots: int | list[int]) -> list[psutil.Process]:
+    """The processes ``roots`` and every process below them that are still running."""
+    out = []
+    for root in roots if isinstance(roots, list) else [roots]:
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
+            top = psutil.Process(root)
+            out += [top, *top.children(recursive=True)]
+        except psutil.NoSuchProcess:
             continue
-        parents[int(entry)] = int(fields[1])
-        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
-    total, frontier = 0.0, list(root) if isinstance(root, list) else [root]
-    while frontier:
-        pid = frontier.pop()
-        total += cpu.get(pid, 0.0)
-        frontier += [p for p, pp in parents.items() if pp == pid]
+    return out
+
+
+def tree_cpu_s(root: int | list[int] | None) -> float:
+    """CPU seconds (user + system) used so far by ``root`` and every process below it (0
+    when unknown). Load-independent, unlike throughput on a shared machine."""
+    total = 0.0
+    for proc in _tree(root) if root is not None else []:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
     return total
-
-
-def _parents() -> dict[int, int]:
-    """Every process's parent (from /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-    return parents
 
 
 def children(root: int) -> list[int]:
     """The pids of the processes whose parent is ``root``."""
-    return [p for p, pp in _parents().items() if pp == root]
-
-
-def descendants(root: int) -> list[int]:
-    """The pids of every process below ``root`` (from /proc)."""
-    parents = _parents()
-    out, frontier = [], [root]
-    while frontier:
-        pid = frontier.pop()
-        below = [p for p, pp in parents.items() if pp == pid]
-        out += below
-        frontier += below
-    return out
+    try:
+        return [proc.pid for proc in psutil.Process(root).children()]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def api_pid(root: int) -> int | None:
     """The gunicorn master below ``root`` (``boxfish serve``): its tree is the API alone,
     without Redis and the RQ workers."""
-    for pid in sorted(descendants(root)):
+    for proc in sorted(_tree(root)[1:], key=lambda proc: proc.pid):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-        except OSError:
+            cmdline = proc.cmdline()
+        except psutil.Error:
             continue
-        if any(part.endswith(b"gunicorn") for part in cmdline[:3]):
-            return pid
+        if any(part.endswith("gunicorn") for part in cmdline[:3]):
+            return proc.pid
     return None
 
 

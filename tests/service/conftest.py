@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 from openapi_core import Config, OpenAPI
@@ -113,23 +114,11 @@ def new_game(client):
 
 
 def descendants(pid: int) -> list[int]:
-    """Pids of the processes below ``pid`` (from /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        kids = [p for p, pp in parents.items() if pp == parent]
-        found += kids
-        frontier += kids
-    return found
+    """Pids of the processes below ``pid`` (none once it has ended)."""
+    try:
+        return [proc.pid for proc in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
