@@ -28,6 +28,14 @@ from boxfish.service.embedded_redis import EmbeddedRedis, free_port
 from boxfish.workers import worker as worker_module
 
 from .conftest import start_gunicorn, start_worker, stop_process, wait_for_workers
+from .failover_load import (
+    Ledger,
+    Load,
+    Player,
+    check_answers,
+    compare_logs,
+    fail_over_under_load,
+)
 
 PROBLEM = "application/problem+json"
 #: The API's Redis socket timeout in these tests, and its request timeout.
@@ -325,14 +333,16 @@ PACE_S = 0.08
 def test_a_master_failover_under_load_loses_no_acknowledged_move(
         redis_cluster, settings, tmp_path, monkeypatch):
     """The API on the session's Redis Cluster (3 masters, a replica each) with
-    ``BOXFISH_MIN_REPLICAS_ACK=1``: 8 clients append to their own games, half of them on one
-    master, retrying every 503 with the same Idempotency-Key as a client should. That master
-    is SIGKILLed; its replica takes over (without a replica of its own, so appends there get
-    503 ``not_replicated`` until the old master is back as its replica). The clients see only
-    201, 409 and 503 (with Retry-After), every move acknowledged with 201 is in its game's log
-    afterwards, once, at its serial, and every client gets 201s again within
-    :data:`RECOVERY_S` of the cluster's recovery; the API is never restarted."""
-    from boxfish import engine
+    ``BOXFISH_MIN_REPLICAS_ACK=1``, the setting where a 201 survives a master's loss: 8
+    clients append to their own games (:class:`~.failover_load.Player`: random legal moves,
+    503s retried with the same Idempotency-Key, 409s checked against what was acknowledged),
+    half of them on one master. That master is SIGKILLed; its replica takes over (without a
+    replica of its own: appends there get 503 ``not_replicated`` while the other games go on)
+    until the old master is back as its replica. The clients see only 201, 409 and 503 (with
+    Retry-After); no serial gets two 201s, no 409 is below an acknowledged serial, every
+    acknowledged entry is in its game's log afterwards at its serial and position; every
+    client gets 201s again within :data:`RECOVERY_S` of the cluster's recovery; the API is
+    never restarted."""
     from boxfish.service.keys import KeySpace
 
     redis_cluster.ensure_healthy()
@@ -360,84 +370,22 @@ def test_a_master_failover_under_load_loses_no_acknowledged_move(
             if len(pick) < CLIENTS // 2:
                 pick.append(game)
         games = on_victim + elsewhere
-        moves = [list(m) for m in
-                 engine.load_game("dots-and-boxes", width=12, height=12).new_state().legal_moves()]
 
-        acked: list[dict[int, list]] = [{} for _ in games]  # per client: serial -> move
-        seen: list[set] = [set() for _ in games]
-        stop = threading.Event()
-        healed_at: list[float] = []
-        last_201: list[float] = [0.0] * len(games)
-        errors: list[str] = []
-
-        def client(i: int) -> None:
-            game = games[i]
-            auth = {"Authorization": f"Bearer {game['write_token']}"}
-            serial = 1
-            try:
-                while not stop.is_set() and serial <= len(moves):
-                    move = moves[serial - 1]
-                    status, hdrs, body, _ = call(
-                        port, "POST", f"/v1/games/{game['id']}/moves",
-                        {"move": move, "serial": serial},
-                        {**auth, "Idempotency-Key": f"{game['id']}-{serial}"})
-                    seen[i].add((status, body.get("type") if status != 201 else None))
-                    if status == 201:
-                        assert body["serial"] == serial and body["move"] == move, body
-                        acked[i][serial] = move
-                        last_201[i] = time.monotonic()
-                        serial += 1
-                        time.sleep(PACE_S)
-                    elif status == 503:
-                        assert int(hdrs["Retry-After"]) > 0, body
-                        time.sleep(0.1)  # the same key and body again, a little later
-                    elif status == 409:  # stored before, lost in the failover, taken since?
-                        serial = body["current_serial"] + 1
-                    else:
-                        raise AssertionError(f"client {i}: {status} {body}")
-            except Exception as exc:  # noqa: BLE001 - reported by the test below
-                errors.append(f"client {i}: {exc!r}")
-
-        threads = [threading.Thread(target=client, args=(i,), daemon=True)
-                   for i in range(len(games))]
-        for t in threads:
-            t.start()
-        # Every client has had a 201 on the healthy cluster before the kill.
-        deadline = time.monotonic() + 15
-        while not all(acked[i] for i in range(len(games))):
-            assert not errors, errors
-            assert time.monotonic() < deadline, "some client got no 201 at all"
-            time.sleep(0.05)
-        time.sleep(0.5)  # a few appends more before the kill
-        redis_cluster.kill(victim)
-        redis_cluster.wait_for_failover(victim)
-        time.sleep(1)  # appends on the promoted master: stored, 503 not_replicated
-        redis_cluster.restart(victim)  # back as the promoted master's replica
-        healed_at.append(time.monotonic())
-        deadline = healed_at[0] + RECOVERY_S
-        while time.monotonic() < deadline and not all(t > healed_at[0] + 1 for t in last_201):
-            time.sleep(0.2)
-        stop.set()
-        for t in threads:
-            t.join(REQUEST_TIMEOUT_S + 10)
-        assert not errors, errors
-        assert all(t > healed_at[0] for t in last_201), (
-            f"a client got no 201 within {RECOVERY_S} s of the cluster's recovery")
-        statuses = {s for per_client in seen for s, _ in per_client}
-        assert statuses <= {201, 409, 503}, statuses
-        types = {t for per_client in seen for s, t in per_client if s == 503}
-        assert types <= {"urn:boxfish:problem:store-unavailable",
-                         "urn:boxfish:problem:not-replicated"}, types
-        assert "urn:boxfish:problem:not-replicated" in types  # the promoted master, alone
-        # Every acknowledged move is in its game's log, at its serial; nothing is doubled.
-        for i, game in enumerate(games):
-            status, _, listed, _ = call(port, "GET", f"/v1/games/{game['id']}/moves")
-            assert status == 200
-            log = {m["serial"]: m["move"] for m in listed["moves"]}
-            assert sorted(log) == list(range(1, len(log) + 1))
-            assert len({tuple(m) for m in log.values()}) == len(log)
-            lost = {s: m for s, m in acked[i].items() if log.get(s) != m}
-            assert not lost, f"game {i}: acknowledged moves lost: {lost}"
+        ledger = Ledger()
+        load = Load([Player(i, game, port, ledger, seed=30) for i, game in enumerate(games)],
+                    PACE_S).start()
+        try:
+            failover = fail_over_under_load(redis_cluster, victim, load,
+                                            on_victim=set(range(len(on_victim))),
+                                            recovery_s=RECOVERY_S)
+        finally:
+            hung = load.stop()
+        print(f"\nfailover: {failover}; answers {dict(ledger.statuses)}, 503s "
+              f"{dict(ledger.problems)}; {len(ledger.acks)} moves acknowledged")
+        check_answers(ledger, hung)
+        with contextlib.closing(redis_cluster.client(decode_responses=True)) as store:
+            compare_logs(port, store, keys, ledger, [g["id"] for g in games])
+        ledger.assert_no_loss()
         assert api.poll() is None
     finally:
         stop_process(api)
