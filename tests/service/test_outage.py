@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -280,18 +281,58 @@ def test_a_redis_outage_is_503_and_the_api_recovers_by_itself(outage, how):
 # -- the analysis worker ---------------------------------------------------------------------
 
 
+class HangingUp:
+    """A TCP listener on ``port`` that accepts each connection and closes it at once (a
+    port where no Redis answers), noting when each came; a thread of its own until
+    :meth:`close`."""
+
+    def __init__(self, port: int) -> None:
+        self.tries: list[float] = []
+        self.listener = socket.create_server(("127.0.0.1", port))
+        self.listener.settimeout(0.1)
+        self.closing = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.closing.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.tries.append(time.monotonic())
+            conn.close()
+
+    def close(self) -> None:
+        self.closing.set()
+        self.thread.join(10)
+        self.listener.close()
+
+
 def test_a_worker_started_before_its_redis_waits_for_it(settings, tmp_path, monkeypatch):
-    """``boxfish worker`` with no Redis yet neither exits nor spins: it waits, and takes jobs
-    once Redis is there."""
+    """``boxfish worker`` with no Redis yet neither exits nor spins: it tries again and again,
+    at least half a second apart (the service's pause between tries), and takes jobs once
+    Redis is there, in the same process."""
     monkeypatch.delenv("BOXFISH_QUEUE_REDIS_URL", raising=False)
     monkeypatch.delenv("BOXFISH_REDIS_CLUSTER", raising=False)
     port = free_port()
     own = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{port}/0"})
-    worker = start_worker(own, tmp_path / "worker.log")
+    log_path = tmp_path / "worker.log"
+    no_redis = HangingUp(port)
+    worker = start_worker(own, log_path)
     server = None
     try:
-        time.sleep(2)
-        assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-2000:]
+        deadline = time.monotonic() + 60
+        while len(no_redis.tries) < 4:
+            assert worker.poll() is None, log_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, f"{len(no_redis.tries)} tries in 60 s"
+            time.sleep(0.05)
+        no_redis.close()
+        # Three pauses between four tries: waiting, not spinning (a lower bound, which a
+        # loaded machine only makes easier to meet).
+        tries = no_redis.tries
+        assert tries[3] - tries[0] >= 3 * 0.5 - 0.1, [round(t - tries[0], 3) for t in tries]
+        assert worker.poll() is None, log_path.read_text()[-2000:]
         server = EmbeddedRedis(str(tmp_path / "redis"), port=port).start()
         client = redis.Redis.from_url(own.redis_url)
         wait_for_workers(client, own.queue_name, 1, timeout_s=30)
@@ -305,8 +346,10 @@ def test_a_worker_started_before_its_redis_waits_for_it(settings, tmp_path, monk
             time.sleep(0.1)
         assert job.get_status() == "finished", job.latest_result()
         assert len(Worker.all(connection=client)) == 1
+        assert worker.poll() is None, log_path.read_text()[-2000:]
         client.close()
     finally:
+        no_redis.close()
         stop_process(worker)
         if server is not None:
             server.stop()
@@ -339,13 +382,29 @@ def test_run_worker_replaces_an_rq_worker_that_quit_on_a_redis_failure(settings,
     assert len(runs) == 3 and len(set(runs)) == 3
 
 
-def test_a_stop_while_waiting_for_redis_ends_the_wait():
+def test_a_stop_while_waiting_for_redis_ends_the_wait(monkeypatch):
+    """A stop asked for while the wait for Redis pauses between tries ends the wait then,
+    not when the pause is over (here 600 s, longer than the test waits)."""
+    monkeypatch.setattr(worker_module, "RECONNECT_MIN_S", 600.0)
     stop = threading.Event()
     client = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}")  # no retries
-    threading.Timer(0.5, stop.set).start()
-    start = time.monotonic()
-    assert worker_module._wait_for_redis(client, stop, "redis://nowhere") is False
-    assert time.monotonic() - start < 3
+    tried = threading.Event()
+    ping = client.ping
+
+    def first_try():
+        tried.set()
+        return ping()
+
+    monkeypatch.setattr(client, "ping", first_try)
+    returned = []
+    waiter = threading.Thread(target=lambda: returned.append(
+        worker_module._wait_for_redis(client, stop, "redis://nowhere")), daemon=True)
+    waiter.start()
+    assert tried.wait(30), "the wait never tried Redis"
+    stop.set()
+    waiter.join(60)
+    assert not waiter.is_alive(), "the stop did not end the wait"
+    assert returned == [False]
 
 
 # -- a Redis Cluster failover under the API ---------------------------------------------------
