@@ -223,8 +223,13 @@ class AnalysisService:
             remaining = deadline - time.monotonic()
             if status in DONE or remaining <= 0:
                 return status
-            # RQ writes every outcome (success or failure) to the job's results stream.
-            block_ms = max(1, int(min(remaining, 1.0) * 1000))
+            # RQ writes every outcome (success or failure) to the job's results stream. Each
+            # read ends within the connection's socket timeout, with the recorder's margin: a
+            # longer one ends as a TimeoutError, a 503 on a healthy Redis.
+            pool = getattr(self.redis, "connection_pool", None)
+            timeout = getattr(pool, "connection_kwargs", {}).get("socket_timeout")
+            longest = max(timeout - 1.0, timeout / 2) if timeout else 1.0
+            block_ms = max(1, int(min(remaining, 1.0, longest) * 1000))
             self.redis.xread({results_key: "0-0"}, count=1, block=block_ms)
 
     def view(self, job: Job, status: str | None = None) -> dict:

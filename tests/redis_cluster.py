@@ -375,12 +375,15 @@ class RedisClusterProcesses:
 
     def kill(self, node: ClusterNode) -> None:
         """SIGKILL ``node`` (a crash: no goodbye to the others) and reap it. Its replicas at
-        that moment are remembered for :meth:`wait_for_failover`."""
+        that moment whose processes live are remembered for :meth:`wait_for_failover` (a
+        replica frozen with SIGSTOP among them, though the others may already flag it
+        ``fail?``: thawed, it can take over)."""
         try:
-            view = self.view()
-            self._replicas_at_kill[node.node_id] = [
-                self.node_by_id(v.node_id) for v in view.values()
-                if v.master_id == node.node_id and not v.failing]
+            # As the node itself sees it: the first live node may be the frozen replica.
+            view = self.view(node if node.alive else None)
+            replicas = [self.node_by_id(v.node_id) for v in view.values()
+                        if v.master_id == node.node_id]
+            self._replicas_at_kill[node.node_id] = [n for n in replicas if n.alive]
         except (redis.RedisError, ClusterError):
             self._replicas_at_kill[node.node_id] = []
         proc = node.process

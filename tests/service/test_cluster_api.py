@@ -5,11 +5,13 @@ cluster (3 masters, a replica each; the analysis queue on the plain test Redis).
 * racing appends at one serial: one 201 per serial, the rest 409, no gap, no fork;
 * the event stream delivers every move in order, and resumes after Last-Event-ID;
 * idempotent retries (sequential and concurrent): one answer, one log entry;
-* a master SIGKILLed under 8 clients with ``BOXFISH_MIN_REPLICAS_ACK=1`` (on a cluster of the
-  test's own, with two replicas per master, so the promoted master still has one and the
-  service recovers with no node restarted): no acknowledged move lost or doubled, only
-  201/409/503 answers, none slower than the request timeout, 201s again within
-  :data:`RECOVERY_BOUND_S` of the kill.
+* a master SIGKILLed under 8 clients, in 3 trials with seeds of their own, with
+  ``BOXFISH_MIN_REPLICAS_ACK=2`` on a cluster of the test's own with two replicas per master
+  (every replica has each acknowledged move, so none is lost whichever replica is promoted):
+  every 201 is an entry of its own, checked against the log serial by serial (position
+  included), and against every 409; only 201/409/503 answers, none slower than the request
+  timeout; 201s again within :data:`RECOVERY_BOUND_S` of the killed master's return;
+* the same checks report a move lost where acknowledgements do not wait for a replica.
 """
 
 from __future__ import annotations
@@ -29,50 +31,27 @@ from boxfish.service.keys import KeySpace
 from tests.redis_cluster import RedisClusterProcesses
 
 from .conftest import start_gunicorn, stop_process
+from .failover_load import (
+    RETRY_PAUSE_S,
+    Http,
+    Ledger,
+    Load,
+    Player,
+    Stream,
+    check_answers,
+    compare_logs,
+    fail_over_under_load,
+)
+from .test_failover_heads import lose_next_write
 
 #: The API's Redis socket timeout and request timeout in these tests.
 SOCKET_TIMEOUT_S = 2.0
 REQUEST_TIMEOUT_S = 10.0
 #: No answer may take longer than this (the request timeout plus scheduling slack).
 MAX_ANSWER_S = REQUEST_TIMEOUT_S + 5.0
-#: Appends must succeed again on every game within this many seconds of the SIGKILL.
+#: Every client must have 201s again within this many seconds of the killed master's return.
 RECOVERY_BOUND_S = 30.0
 MOVES_PATH = "/v1/games/{}/moves"
-
-
-class Http:
-    """One keep-alive HTTP/1.1 connection with JSON helpers (reconnects after an error)."""
-
-    def __init__(self, port: int, timeout: float = MAX_ANSWER_S) -> None:
-        self.port = port
-        self.timeout = timeout
-        self.conn: httplib.HTTPConnection | None = None
-
-    def request(self, method: str, path: str, body=None, headers=None):
-        """``(status, parsed JSON body or None, headers)``; an OSError (refused, reset,
-        timed out) closes the connection and propagates."""
-        if self.conn is None:
-            self.conn = httplib.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-        hdrs = dict(headers or {})
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            hdrs["Content-Type"] = "application/json"
-        try:
-            self.conn.request(method, path, body=data, headers=hdrs)
-            resp = self.conn.getresponse()
-            raw = resp.read()
-        except (OSError, httplib.HTTPException):
-            self.close()
-            raise
-        ctype = resp.getheader("Content-Type", "")
-        parsed = json.loads(raw) if raw and "json" in ctype else None
-        return resp.status, parsed, {k.lower(): v for k, v in resp.getheaders()}
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
 
 
 def bearer(game: dict) -> dict:
@@ -268,41 +247,6 @@ def test_racing_appends_one_winner_per_serial(api, api_port):
 # -- the event stream ---------------------------------------------------------------------------
 
 
-class Stream:
-    """An open ``GET /v1/games/{id}/events`` read event by event."""
-
-    def __init__(self, port: int, game_id: str, last_event_id: str | None = None) -> None:
-        self.conn = httplib.HTTPConnection("127.0.0.1", port, timeout=MAX_ANSWER_S)
-        headers = {"Last-Event-ID": last_event_id} if last_event_id is not None else {}
-        self.conn.request("GET", f"/v1/games/{game_id}/events", headers=headers)
-        self.resp = self.conn.getresponse()
-        assert self.resp.status == 200, self.resp.read()
-        assert self.resp.getheader("Content-Type").startswith("text/event-stream")
-
-    def next(self, comments: bool = False) -> tuple[str, str | None, dict | None]:
-        """``(event, id, data)``; ``("<end>", None, None)`` when the server closed it;
-        ``("<comment>", None, None)`` for a keep-alive if ``comments``."""
-        fields: dict[str, str] = {}
-        while True:
-            line = self.resp.readline()
-            if not line:
-                return "<end>", None, None
-            text = line.decode().rstrip("\n")
-            if text == "":
-                if "event" in fields:
-                    return fields["event"], fields.get("id"), json.loads(fields["data"])
-                fields = {}
-            elif text.startswith(":"):
-                if comments:
-                    return "<comment>", None, None
-            else:
-                key, _, value = text.partition(": ")
-                fields[key] = value
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 def test_event_streams_on_every_master_deliver_every_move_in_order(
         api, api_port, redis_cluster, keys):
     width, height = 2, 3  # 17 lines
@@ -430,16 +374,18 @@ def test_idempotent_retries_answer_once(api, api_port, redis_cluster, keys):
 # -- failover ---------------------------------------------------------------------------------
 
 CLIENTS = 8
-#: Each client's game: 8x8 boxes, 144 lines, enough to last past the failover.
-FAILOVER_BOARD = (8, 8)
+#: Each client's game: 12x12 boxes (the largest the tests' server takes), 312 lines, to last
+#: past the failover and the recovery at one move every :data:`PACE_S` or more.
+FAILOVER_BOARD = (12, 12)
 #: A client's pause after each 201.
-PACE_S = 0.05
+PACE_S = 0.08
+#: The trials of the failover under load, each with its own seed (moves, victim).
+TRIAL_SEEDS = (1, 2, 3)
 
 
 @pytest.fixture
 def own_cluster(tmp_path):
-    """3 masters with 2 replicas each: after a master's death its promoted replica still has
-    a replica, so ``BOXFISH_MIN_REPLICAS_ACK=1`` appends can succeed without a restart."""
+    """3 masters with 2 replicas each, of this test's own."""
     cluster = RedisClusterProcesses(tmp_path / "cluster", replicas_per_master=2,
                                     node_timeout_ms=1500)
     cluster.start()
@@ -449,196 +395,163 @@ def own_cluster(tmp_path):
         cluster.stop()
 
 
-def test_a_killed_master_loses_no_acknowledged_move(own_cluster, settings, tmp_path, keys):
+class Watcher:
+    """An event stream on one game, resumed after Last-Event-ID whenever it ends or breaks,
+    as an EventSource does, in a thread of its own: ``seen`` holds each ``move`` event as
+    ``(serial, move, event id)``."""
+
+    def __init__(self, port: int, game_id: str) -> None:
+        self.port, self.game_id = port, game_id
+        self.seen: list[tuple[int, tuple, str]] = []
+        self.breaks: list[str] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            # from serial 0: a first stream opened after the first move would show it in
+            # its opening ``game`` event, not as a ``move``
+            last = self.seen[-1][0] if self.seen else 0
+            try:
+                stream = Stream(self.port, self.game_id, str(last), MAX_ANSWER_S)
+            except (OSError, httplib.HTTPException, AssertionError) as exc:
+                self.breaks.append(f"open: {str(exc).splitlines()[0][:120]}")
+                self.done.wait(0.2)
+                continue
+            try:
+                while not self.done.is_set():
+                    kind, event_id, data = stream.next(comments=True)
+                    if kind == "<end>":
+                        self.breaks.append("end")
+                        break
+                    if kind == "move":
+                        self.seen.append((int(event_id.partition(".")[0]),
+                                          tuple(data["move"]), event_id))
+            except (OSError, httplib.HTTPException) as exc:
+                self.breaks.append(repr(exc))
+            finally:
+                stream.close()
+            self.done.wait(0.1)
+
+    def stop(self, upto: int, timeout_s: float = 30.0) -> None:
+        """Wait until the stream has shown ``upto`` moves (or ``timeout_s``), then stop."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.seen) < upto and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.done.set()
+        self.thread.join(MAX_ANSWER_S + 5)
+
+
+@pytest.mark.parametrize("seed", TRIAL_SEEDS)
+def test_with_every_replica_acknowledging_a_killed_master_loses_no_acknowledged_move(
+        own_cluster, settings, tmp_path, keys, seed):
+    """``BOXFISH_MIN_REPLICAS_ACK=2`` on a cluster with 2 replicas per master, so a 201 means
+    every replica of the game's master has the move, whichever is promoted: the README's
+    setting where an acknowledged move survives the loss of its master. 8 clients append to
+    their own games (:class:`~.failover_load.Player`), 3 of them on the master that is
+    SIGKILLed (chosen by the seed, which also draws the moves). While its promoted replica has
+    one replica, its games' appends get 503 ``not_replicated`` and the other games go on; the
+    killed master comes back as a replica and every client has 201s again within
+    :data:`RECOVERY_BOUND_S`. Only 201/409/503 answers, none slower than the request timeout;
+    no serial gets two 201s, no 409 is below an acknowledged serial, every acknowledged entry
+    is in the log at its serial and position; an event stream on a game of the killed master,
+    resumed after each break, shows that game's log, move by move, position by position."""
     cluster = own_cluster
     log_path = tmp_path / "api.log"
     with cluster_api(settings, cluster.url, log_path, threads=CLIENTS + 4,
-                     BOXFISH_MIN_REPLICAS_ACK="1",
+                     BOXFISH_MIN_REPLICAS_ACK="2",
                      BOXFISH_REPLICA_ACK_TIMEOUT_MS="500") as port:
         setup = Http(port)
         placed = games_on_every_master(setup, cluster, keys, per_master=3,
                                        width=FAILOVER_BOARD[0], height=FAILOVER_BOARD[1])
-        # The victim owns 3 of the games, the others 5 between them.
-        victim_name = next(iter(placed))
-        games = placed[victim_name] + [g for name, gs in placed.items()
-                                       if name != victim_name for g in gs][:CLIENTS - 3]
-        on_victim = {g["id"] for g in placed[victim_name]}
-        victim = next(m for m in cluster.masters() if m.name == victim_name)
         setup.close()
-        moves = all_moves(*FAILOVER_BOARD)
-
-        lock = threading.Lock()
-        acked: set[tuple[str, int, tuple]] = set()
-        statuses: dict[int, int] = {}
-        problems: set[str] = set()
-        slow: list[tuple[float, str]] = []
-        transport_errors: list[str] = []
-        failures: list[str] = []
-        #: Per game, when each of its 201s arrived.
-        answered: dict[str, list[float]] = {g["id"]: [] for g in games}
-        stop = threading.Event()
-
-        def play(game: dict) -> None:
-            gid, auth = game["id"], bearer(game)
-            client = Http(port)
-            serial = 1
-            try:
-                while not stop.is_set() and serial <= len(moves):
-                    move = moves[serial - 1]
-                    began = time.monotonic()
-                    try:
-                        status, body, hdrs = client.request(
-                            "POST", MOVES_PATH.format(gid), {"move": move, "serial": serial},
-                            {**auth, "Idempotency-Key": f"{gid}:{serial}"})
-                    except (OSError, httplib.HTTPException) as exc:
-                        with lock:
-                            transport_errors.append(f"{gid} serial {serial}: {exc!r} after "
-                                                    f"{time.monotonic() - began:.1f} s")
-                        time.sleep(0.1)
-                        continue  # the same key and body again
-                    took = time.monotonic() - began
-                    with lock:
-                        statuses[status] = statuses.get(status, 0) + 1
-                        if took > MAX_ANSWER_S:
-                            slow.append((took, f"{gid} serial {serial}: {status}"))
-                    if status == 201:
-                        assert body["serial"] == serial and body["move"] == move, body
-                        with lock:
-                            acked.add((gid, serial, tuple(move)))
-                            answered[gid].append(time.monotonic())
-                        serial += 1
-                        time.sleep(PACE_S)
-                    elif status == 503:
-                        assert hdrs.get("content-type", "").startswith(
-                            "application/problem+json"), (hdrs, body)
-                        assert int(hdrs["retry-after"]) > 0, hdrs
-                        with lock:
-                            problems.add(body.get("reason") or body["type"])
-                        time.sleep(0.1)  # the same key and body again, a little later
-                    elif status == 409:
-                        # Our earlier attempt is in the log, its record lost? Go on after it.
-                        serial = body["current_serial"] + 1
-                    else:
-                        raise AssertionError(f"{gid} serial {serial}: {status} {body}")
-            except Exception as exc:  # noqa: BLE001 - reported below
-                failures.append(f"{gid}: {exc!r}")
-            finally:
-                client.close()
-
-        # An event stream on a game of the doomed master, resumed after Last-Event-ID
-        # whenever it ends or breaks, as an EventSource does.
-        watched = placed[victim_name][0]["id"]
-        seen_events: list[tuple[int, tuple]] = []
-        stream_breaks: list[str] = []
-        caught_up = threading.Event()
-
-        def watch() -> None:
-            while not caught_up.is_set():
-                # from serial 0: a first stream opened after the first move would show it in
-                # its opening ``game`` event, not as a ``move``
-                last = seen_events[-1][0] if seen_events else 0
-                try:
-                    stream = Stream(port, watched, str(last))
-                except (OSError, httplib.HTTPException, AssertionError) as exc:
-                    stream_breaks.append(f"open: {str(exc).splitlines()[0][:120]}")
-                    time.sleep(0.2)
-                    continue
-                try:
-                    while not caught_up.is_set():
-                        kind, event_id, data = stream.next(comments=True)
-                        if kind == "<end>":
-                            stream_breaks.append("end")
-                            break
-                        if kind == "move":
-                            seen_events.append((int(event_id.partition(".")[0]),
-                                                tuple(data["move"])))
-                except (OSError, httplib.HTTPException) as exc:
-                    stream_breaks.append(repr(exc))
-                finally:
-                    stream.close()
-                time.sleep(0.1)
-
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
-        threads = [threading.Thread(target=play, args=(g,), daemon=True) for g in games]
-        for t in threads:
-            t.start()
+        # The victim owns 3 of the games, the others 5 between them.
+        victim_name = sorted(placed)[seed % len(placed)]
+        victim = next(m for m in cluster.masters() if m.name == victim_name)
+        games = placed[victim_name] + [g for name, gs in sorted(placed.items())
+                                       if name != victim_name for g in gs][:CLIENTS - 3]
+        watcher = Watcher(port, placed[victim_name][0]["id"])
         try:
-            # Every client has had a 201 on the healthy cluster before the kill.
-            deadline = time.monotonic() + 15
-            while True:
-                with lock:
-                    missing = {g["id"] for g in games} - {g for g, _, _ in acked}
-                assert not failures, failures
-                if not missing:
-                    break
-                assert time.monotonic() < deadline, f"no 201 yet for {sorted(missing)}"
-                time.sleep(0.05)
-            time.sleep(0.5)  # a few appends more before the kill
-            killed_at = time.monotonic()
-            cluster.kill(victim)
-            promoted = cluster.wait_for_failover(victim)
-            promoted_after = time.monotonic() - killed_at
-            # Recovered: every client has had a 201 since the kill; the recovery time is
-            # when the last of them got its first.
-            recovered_after = None
-            while time.monotonic() < killed_at + RECOVERY_BOUND_S and not failures:
-                with lock:
-                    firsts = [next((t for t in answered[g["id"]] if t > killed_at), None)
-                              for g in games]
-                if None not in firsts:
-                    recovered_after = max(firsts) - killed_at
-                    break
-                time.sleep(0.05)
-            time.sleep(1.0)  # a few more appends on the healed cluster
+            ledger = Ledger(slow_s=MAX_ANSWER_S)
+            load = Load([Player(i, game, port, ledger, seed, MAX_ANSWER_S)
+                         for i, game in enumerate(games)], PACE_S).start()
+            try:
+                failover = fail_over_under_load(cluster, victim, load, on_victim={0, 1, 2},
+                                                recovery_s=RECOVERY_BOUND_S)
+            finally:
+                hung = load.stop()
+            print(f"\nfailover (seed {seed}): {victim.name} killed, {failover}; answers "
+                  f"{dict(ledger.statuses)}, 503s {dict(ledger.problems)}; "
+                  f"{len(ledger.acks)} moves acknowledged")
+            check_answers(ledger, hung)
+            with contextlib.closing(cluster.client(decode_responses=True)) as store:
+                logs = compare_logs(port, store, keys, ledger, [g["id"] for g in games])
+            ledger.assert_no_loss()
+
+            # The stream delivered the whole log of its game, in order, each move once, with
+            # the log's positions.
+            expected = logs[watcher.game_id]
+            watcher.stop(upto=len(expected))
         finally:
-            stop.set()
-            for t in threads:
-                t.join(MAX_ANSWER_S + 5)
-        hung = [t for t in threads if t.is_alive()]
-        print(f"\nfailover: {victim.name} killed, {promoted.name} promoted after "
-              f"{promoted_after:.2f} s; appends on every game again after "
-              f"{recovered_after if recovered_after is None else round(recovered_after, 2)} s "
-              f"(bound {RECOVERY_BOUND_S:g} s); answers {statuses}; 503 reasons "
-              f"{sorted(problems)}; {len(acked)} moves acknowledged")
-        assert not hung, f"{len(hung)} clients still waiting for an answer"
-        assert not failures, failures
-        assert not transport_errors, transport_errors[:5]
-        assert not slow, slow[:5]
-        assert set(statuses) <= {201, 409, 503}, statuses
-        stuck = [(g["id"], "on the killed master" if g["id"] in on_victim else "elsewhere")
-                 for g in games if not any(t > killed_at for t in answered[g["id"]])]
-        assert recovered_after is not None, (
-            f"no 201 within {RECOVERY_BOUND_S} s of the kill for {stuck}")
-
-        # Every acknowledged move is in its game's log at its serial; none doubled, no gap.
-        reader = Http(port)
-        stored: set[tuple[str, int, tuple]] = set()
-        logs = {}
-        for game in games:
-            log = logs[game["id"]] = logged(reader, game["id"])
-            assert [s for s, _ in log] == list(range(1, len(log) + 1)), game["id"]
-            assert len({tuple(m) for _, m in log}) == len(log)
-            stored |= {(game["id"], s, tuple(m)) for s, m in log}
-        reader.close()
-        lost = sorted(acked - stored)
-        assert not lost, (f"{len(lost)} acknowledged moves are not in the log "
-                          f"({sum(g in on_victim for g, _, _ in lost)} on the killed master's "
-                          f"games): {lost[:10]}")
-
-        # The stream delivered the whole log of its game, in order, each move once.
-        expected = [(s, tuple(m)) for s, m in logs[watched]]
-        deadline = time.monotonic() + 10
-        while len(seen_events) < len(expected) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        caught_up.set()
-        watcher.join(MAX_ANSWER_S + 5)
-        print(f"stream on {watched}: {len(seen_events)} moves, breaks: {stream_breaks}")
-        differ = next((i for i, (a, b) in enumerate(zip(seen_events, expected, strict=False))
+            watcher.done.set()
+        print(f"stream on {watcher.game_id}: {len(watcher.seen)} moves, breaks: "
+              f"{watcher.breaks}")
+        differ = next((i for i, (a, b) in enumerate(zip(watcher.seen, expected, strict=False))
                        if a != b), None)
-        assert seen_events == expected, (
+        assert watcher.seen == expected, (
             f"the stream's moves differ from the log: first difference at {differ}, "
-            f"{len(seen_events)} seen, {len(expected)} stored; breaks {stream_breaks}")
+            f"{len(watcher.seen)} seen, {len(expected)} stored; breaks {watcher.breaks}")
     text = log_path.read_text(errors="replace")
     # An event stream cut by the failover may log its error (a warning); no 500, though.
     assert "unexpected error" not in text, text[-3000:]
+
+
+def test_the_failover_checks_report_a_move_lost_with_acknowledgements_off(
+        redis_cluster, settings, tmp_path, keys):
+    """The failover tests' checks see a loss where one happens: ``BOXFISH_MIN_REPLICAS_ACK=0``
+    (a 201 does not survive the loss of its master) on the session's cluster. A
+    :class:`~.failover_load.Player` has 3 moves acknowledged; its game's replica is frozen and
+    cut off, the master acknowledges move 4 alone and is killed, and the replica takes over
+    without it (as tests/service/test_failover_heads.py does). Playing on, the player meets a
+    409 below serial 4, gets a second 201 for serial 4, and the log holds another entry there:
+    the ledger reports each of the three, with serial 4 and the lost move, and its verdict
+    fails."""
+    redis_cluster.ensure_healthy()
+    try:
+        with cluster_api(settings, redis_cluster.url, tmp_path / "api.log",
+                         BOXFISH_MIN_REPLICAS_ACK="0") as port:
+            setup = Http(port)
+            game = create_game(setup, 3, 3)
+            setup.close()
+            ledger = Ledger()
+            player = Player(0, game, port, ledger, seed=30)
+            for _ in range(3):
+                assert player.step() == 201, ledger.statuses
+
+            def acknowledged_by_the_master_alone() -> None:
+                assert player.step() == 201, ledger.statuses
+
+            lose_next_write(redis_cluster, keys.game_log(game["id"]),
+                            acknowledged_by_the_master_alone)
+            (lost,) = ledger.acks[3:]
+            assert lost.serial == 4
+            # Play on (503s while the API finds the new master) until 3 more 201s.
+            deadline = time.monotonic() + 60
+            while len(ledger.acks) < 7:
+                assert time.monotonic() < deadline, (ledger.statuses, ledger.report())
+                if player.step() != 201:
+                    time.sleep(RETRY_PAUSE_S)
+            assert player.http.request("GET", f"/v1/games/{game['id']}")[1]["serial"] == 6
+            player.http.close()
+            with contextlib.closing(redis_cluster.client(decode_responses=True)) as store:
+                compare_logs(port, store, keys, ledger, [game["id"]])
+    finally:
+        redis_cluster.ensure_healthy()
+    print(f"\n{ledger.report()}")
+    assert sorted((b.kind, b.serial) for b in ledger.breaches) == [
+        ("conflict_below_ack", 4), ("lost", 4), ("second_ack", 4)], ledger.report()
+    named = f"{list(lost.move)} at {lost.position}"
+    assert all(named in b.detail for b in ledger.breaches), ledger.report()
+    with pytest.raises(AssertionError, match=r"lost: client 0, game \S+, serial 4: 201 for "):
+        ledger.assert_no_loss()

@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import threading
 import time
 
@@ -28,6 +29,14 @@ from boxfish.service.embedded_redis import EmbeddedRedis, free_port
 from boxfish.workers import worker as worker_module
 
 from .conftest import start_gunicorn, start_worker, stop_process, wait_for_workers
+from .failover_load import (
+    Ledger,
+    Load,
+    Player,
+    check_answers,
+    compare_logs,
+    fail_over_under_load,
+)
 
 PROBLEM = "application/problem+json"
 #: The API's Redis socket timeout in these tests, and its request timeout.
@@ -37,6 +46,9 @@ REQUEST_TIMEOUT_S = 10.0
 #: same server) and the store each cost at most one socket timeout, plus scheduling slack on a
 #: loaded 2-core machine.
 MAX_ANSWER_S = 2 * SOCKET_TIMEOUT_S + 3.0
+#: Deadline of each wait for the service to work again once Redis is back: generous, since
+#: a worker that lost its Redis tries again after pauses of up to 10 s.
+RECOVERY_DEADLINE_S = 60.0
 
 
 def call(port: int, method: str, path: str, body=None, headers=None,
@@ -120,6 +132,33 @@ def outage(settings, tmp_path, monkeypatch):
     o.close()
 
 
+def finished_analysis(outage: Outage, body: dict) -> dict:
+    """``POST /v1/analyses?wait=8`` with ``body`` (200, or 202 if not done by then), then
+    its job read until it is finished (never failed), within :data:`RECOVERY_DEADLINE_S`;
+    returns the finished job."""
+    status, _, job, _ = outage.call("POST", "/v1/analyses?wait=8", body)
+    assert status in (200, 202) and job["status"] != "failed", (status, job)
+    deadline = time.monotonic() + RECOVERY_DEADLINE_S
+    while job["status"] != "finished":
+        assert job["status"] in ("queued", "started") and time.monotonic() < deadline, job
+        time.sleep(0.2)
+        status, _, job, _ = outage.call("GET", f"/v1/analyses/{job['id']}")
+        assert status == 200, job
+    return job
+
+
+def test_a_wait_for_an_analysis_outlasting_the_socket_timeout_is_no_503(outage):
+    """``POST /v1/analyses?wait=3`` for an analysis that runs 4 s, with the API's Redis socket
+    timeout at 1 s: the wait (blocking reads of the job's results) ends with a 202 and the
+    running job, not with a 503 from a read that outlasted the socket timeout."""
+    status, _, job, elapsed = outage.call(
+        "POST", "/v1/analyses?wait=3",
+        {"game": "dots-and-boxes", "width": 5, "height": 5, "moves": [], "time_ms": 4000})
+    assert status == 202, (status, job)
+    assert job["status"] in ("queued", "started"), job
+    assert elapsed >= 3.0, f"answered after {elapsed:.1f} s, before the wait was over"
+
+
 def _requests(gid: str, auth: dict, job_id: str, key: str) -> list[tuple]:
     """(name, method, path, body, headers) of every route that needs Redis."""
     return [
@@ -158,10 +197,8 @@ def test_a_redis_outage_is_503_and_the_api_recovers_by_itself(outage, how):
     gid, auth = game["id"], {"Authorization": f"Bearer {game['write_token']}"}
     status, _, _, _ = outage.call("POST", f"/v1/games/{gid}/moves", {"move": [1, 1, 1]}, auth)
     assert status == 201
-    status, _, job, _ = outage.call("POST", "/v1/analyses?wait=8",
-                                    {"game": "dots-and-boxes", "width": 1, "height": 1,
+    job = finished_analysis(outage, {"game": "dots-and-boxes", "width": 1, "height": 1,
                                      "moves": [[1, 1, 1], [1, 2, 1]], "time_ms": 200})
-    assert status == 200 and job["status"] == "finished", job
     conn, stream = _open_stream(outage.api_port, gid)
     assert stream.readline().startswith(b"id: 1")  # the game event, at serial 1
     ended = threading.Event()
@@ -209,7 +246,7 @@ def test_a_redis_outage_is_503_and_the_api_recovers_by_itself(outage, how):
                 "append": 201, "event stream": 200, "resumed event stream": 200,
                 "analyse game": (200, 202), "analyse position": (200, 202),
                 "get analysis": 200}
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + RECOVERY_DEADLINE_S
     for name, method, path, body, headers in _requests(gid, auth, job["id"],
                                                        key=f"outage-{how}"):
         while True:
@@ -226,12 +263,11 @@ def test_a_redis_outage_is_503_and_the_api_recovers_by_itself(outage, how):
     status, _, listed, _ = outage.call("GET", f"/v1/games/{gid}/moves")
     assert [(m["serial"], m["move"]) for m in listed["moves"]] == [(1, [1, 1, 1]),
                                                                    (2, [1, 2, 1])]
-    # The worker runs analyses again; the API is ready again.
-    status, _, done, _ = outage.call("POST", "/v1/analyses?wait=8",
-                                     {"game": "dots-and-boxes", "width": 1, "height": 1,
-                                      "moves": [[1, 1, 1]], "time_ms": 200})
-    assert status == 200 and done["status"] == "finished", done
-    deadline = time.monotonic() + 30
+    # The worker runs analyses again (after its pause between tries to reach Redis, at most
+    # 10 s); the API is ready again.
+    finished_analysis(outage, {"game": "dots-and-boxes", "width": 1, "height": 1,
+                               "moves": [[1, 1, 1]], "time_ms": 200})
+    deadline = time.monotonic() + RECOVERY_DEADLINE_S
     while True:
         status, _, ready, _ = outage.call("GET", "/readyz")
         if status == 200:
@@ -245,18 +281,58 @@ def test_a_redis_outage_is_503_and_the_api_recovers_by_itself(outage, how):
 # -- the analysis worker ---------------------------------------------------------------------
 
 
+class HangingUp:
+    """A TCP listener on ``port`` that accepts each connection and closes it at once (a
+    port where no Redis answers), noting when each came; a thread of its own until
+    :meth:`close`."""
+
+    def __init__(self, port: int) -> None:
+        self.tries: list[float] = []
+        self.listener = socket.create_server(("127.0.0.1", port))
+        self.listener.settimeout(0.1)
+        self.closing = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.closing.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.tries.append(time.monotonic())
+            conn.close()
+
+    def close(self) -> None:
+        self.closing.set()
+        self.thread.join(10)
+        self.listener.close()
+
+
 def test_a_worker_started_before_its_redis_waits_for_it(settings, tmp_path, monkeypatch):
-    """``boxfish worker`` with no Redis yet neither exits nor spins: it waits, and takes jobs
-    once Redis is there."""
+    """``boxfish worker`` with no Redis yet neither exits nor spins: it tries again and again,
+    at least half a second apart (the service's pause between tries), and takes jobs once
+    Redis is there, in the same process."""
     monkeypatch.delenv("BOXFISH_QUEUE_REDIS_URL", raising=False)
     monkeypatch.delenv("BOXFISH_REDIS_CLUSTER", raising=False)
     port = free_port()
     own = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{port}/0"})
-    worker = start_worker(own, tmp_path / "worker.log")
+    log_path = tmp_path / "worker.log"
+    no_redis = HangingUp(port)
+    worker = start_worker(own, log_path)
     server = None
     try:
-        time.sleep(2)
-        assert worker.poll() is None, (tmp_path / "worker.log").read_text()[-2000:]
+        deadline = time.monotonic() + 60
+        while len(no_redis.tries) < 4:
+            assert worker.poll() is None, log_path.read_text()[-2000:]
+            assert time.monotonic() < deadline, f"{len(no_redis.tries)} tries in 60 s"
+            time.sleep(0.05)
+        no_redis.close()
+        # Three pauses between four tries: waiting, not spinning (a lower bound, which a
+        # loaded machine only makes easier to meet).
+        tries = no_redis.tries
+        assert tries[3] - tries[0] >= 3 * 0.5 - 0.1, [round(t - tries[0], 3) for t in tries]
+        assert worker.poll() is None, log_path.read_text()[-2000:]
         server = EmbeddedRedis(str(tmp_path / "redis"), port=port).start()
         client = redis.Redis.from_url(own.redis_url)
         wait_for_workers(client, own.queue_name, 1, timeout_s=30)
@@ -270,8 +346,10 @@ def test_a_worker_started_before_its_redis_waits_for_it(settings, tmp_path, monk
             time.sleep(0.1)
         assert job.get_status() == "finished", job.latest_result()
         assert len(Worker.all(connection=client)) == 1
+        assert worker.poll() is None, log_path.read_text()[-2000:]
         client.close()
     finally:
+        no_redis.close()
         stop_process(worker)
         if server is not None:
             server.stop()
@@ -304,13 +382,29 @@ def test_run_worker_replaces_an_rq_worker_that_quit_on_a_redis_failure(settings,
     assert len(runs) == 3 and len(set(runs)) == 3
 
 
-def test_a_stop_while_waiting_for_redis_ends_the_wait():
+def test_a_stop_while_waiting_for_redis_ends_the_wait(monkeypatch):
+    """A stop asked for while the wait for Redis pauses between tries ends the wait then,
+    not when the pause is over (here 600 s, longer than the test waits)."""
+    monkeypatch.setattr(worker_module, "RECONNECT_MIN_S", 600.0)
     stop = threading.Event()
     client = redis.Redis.from_url(f"redis://127.0.0.1:{free_port()}")  # no retries
-    threading.Timer(0.5, stop.set).start()
-    start = time.monotonic()
-    assert worker_module._wait_for_redis(client, stop, "redis://nowhere") is False
-    assert time.monotonic() - start < 3
+    tried = threading.Event()
+    ping = client.ping
+
+    def first_try():
+        tried.set()
+        return ping()
+
+    monkeypatch.setattr(client, "ping", first_try)
+    returned = []
+    waiter = threading.Thread(target=lambda: returned.append(
+        worker_module._wait_for_redis(client, stop, "redis://nowhere")), daemon=True)
+    waiter.start()
+    assert tried.wait(30), "the wait never tried Redis"
+    stop.set()
+    waiter.join(60)
+    assert not waiter.is_alive(), "the stop did not end the wait"
+    assert returned == [False]
 
 
 # -- a Redis Cluster failover under the API ---------------------------------------------------
@@ -325,14 +419,16 @@ PACE_S = 0.08
 def test_a_master_failover_under_load_loses_no_acknowledged_move(
         redis_cluster, settings, tmp_path, monkeypatch):
     """The API on the session's Redis Cluster (3 masters, a replica each) with
-    ``BOXFISH_MIN_REPLICAS_ACK=1``: 8 clients append to their own games, half of them on one
-    master, retrying every 503 with the same Idempotency-Key as a client should. That master
-    is SIGKILLed; its replica takes over (without a replica of its own, so appends there get
-    503 ``not_replicated`` until the old master is back as its replica). The clients see only
-    201, 409 and 503 (with Retry-After), every move acknowledged with 201 is in its game's log
-    afterwards, once, at its serial, and every client gets 201s again within
-    :data:`RECOVERY_S` of the cluster's recovery; the API is never restarted."""
-    from boxfish import engine
+    ``BOXFISH_MIN_REPLICAS_ACK=1``, the setting where a 201 survives a master's loss: 8
+    clients append to their own games (:class:`~.failover_load.Player`: random legal moves,
+    503s retried with the same Idempotency-Key, 409s checked against what was acknowledged),
+    half of them on one master. That master is SIGKILLed; its replica takes over (without a
+    replica of its own: appends there get 503 ``not_replicated`` while the other games go on)
+    until the old master is back as its replica. The clients see only 201, 409 and 503 (with
+    Retry-After); no serial gets two 201s, no 409 is below an acknowledged serial, every
+    acknowledged entry is in its game's log afterwards at its serial and position; every
+    client gets 201s again within :data:`RECOVERY_S` of the cluster's recovery; the API is
+    never restarted."""
     from boxfish.service.keys import KeySpace
 
     redis_cluster.ensure_healthy()
@@ -360,84 +456,22 @@ def test_a_master_failover_under_load_loses_no_acknowledged_move(
             if len(pick) < CLIENTS // 2:
                 pick.append(game)
         games = on_victim + elsewhere
-        moves = [list(m) for m in
-                 engine.load_game("dots-and-boxes", width=12, height=12).new_state().legal_moves()]
 
-        acked: list[dict[int, list]] = [{} for _ in games]  # per client: serial -> move
-        seen: list[set] = [set() for _ in games]
-        stop = threading.Event()
-        healed_at: list[float] = []
-        last_201: list[float] = [0.0] * len(games)
-        errors: list[str] = []
-
-        def client(i: int) -> None:
-            game = games[i]
-            auth = {"Authorization": f"Bearer {game['write_token']}"}
-            serial = 1
-            try:
-                while not stop.is_set() and serial <= len(moves):
-                    move = moves[serial - 1]
-                    status, hdrs, body, _ = call(
-                        port, "POST", f"/v1/games/{game['id']}/moves",
-                        {"move": move, "serial": serial},
-                        {**auth, "Idempotency-Key": f"{game['id']}-{serial}"})
-                    seen[i].add((status, body.get("type") if status != 201 else None))
-                    if status == 201:
-                        assert body["serial"] == serial and body["move"] == move, body
-                        acked[i][serial] = move
-                        last_201[i] = time.monotonic()
-                        serial += 1
-                        time.sleep(PACE_S)
-                    elif status == 503:
-                        assert int(hdrs["Retry-After"]) > 0, body
-                        time.sleep(0.1)  # the same key and body again, a little later
-                    elif status == 409:  # stored before, lost in the failover, taken since?
-                        serial = body["current_serial"] + 1
-                    else:
-                        raise AssertionError(f"client {i}: {status} {body}")
-            except Exception as exc:  # noqa: BLE001 - reported by the test below
-                errors.append(f"client {i}: {exc!r}")
-
-        threads = [threading.Thread(target=client, args=(i,), daemon=True)
-                   for i in range(len(games))]
-        for t in threads:
-            t.start()
-        # Every client has had a 201 on the healthy cluster before the kill.
-        deadline = time.monotonic() + 15
-        while not all(acked[i] for i in range(len(games))):
-            assert not errors, errors
-            assert time.monotonic() < deadline, "some client got no 201 at all"
-            time.sleep(0.05)
-        time.sleep(0.5)  # a few appends more before the kill
-        redis_cluster.kill(victim)
-        redis_cluster.wait_for_failover(victim)
-        time.sleep(1)  # appends on the promoted master: stored, 503 not_replicated
-        redis_cluster.restart(victim)  # back as the promoted master's replica
-        healed_at.append(time.monotonic())
-        deadline = healed_at[0] + RECOVERY_S
-        while time.monotonic() < deadline and not all(t > healed_at[0] + 1 for t in last_201):
-            time.sleep(0.2)
-        stop.set()
-        for t in threads:
-            t.join(REQUEST_TIMEOUT_S + 10)
-        assert not errors, errors
-        assert all(t > healed_at[0] for t in last_201), (
-            f"a client got no 201 within {RECOVERY_S} s of the cluster's recovery")
-        statuses = {s for per_client in seen for s, _ in per_client}
-        assert statuses <= {201, 409, 503}, statuses
-        types = {t for per_client in seen for s, t in per_client if s == 503}
-        assert types <= {"urn:boxfish:problem:store-unavailable",
-                         "urn:boxfish:problem:not-replicated"}, types
-        assert "urn:boxfish:problem:not-replicated" in types  # the promoted master, alone
-        # Every acknowledged move is in its game's log, at its serial; nothing is doubled.
-        for i, game in enumerate(games):
-            status, _, listed, _ = call(port, "GET", f"/v1/games/{game['id']}/moves")
-            assert status == 200
-            log = {m["serial"]: m["move"] for m in listed["moves"]}
-            assert sorted(log) == list(range(1, len(log) + 1))
-            assert len({tuple(m) for m in log.values()}) == len(log)
-            lost = {s: m for s, m in acked[i].items() if log.get(s) != m}
-            assert not lost, f"game {i}: acknowledged moves lost: {lost}"
+        ledger = Ledger()
+        load = Load([Player(i, game, port, ledger, seed=30) for i, game in enumerate(games)],
+                    PACE_S).start()
+        try:
+            failover = fail_over_under_load(redis_cluster, victim, load,
+                                            on_victim=set(range(len(on_victim))),
+                                            recovery_s=RECOVERY_S)
+        finally:
+            hung = load.stop()
+        print(f"\nfailover: {failover}; answers {dict(ledger.statuses)}, 503s "
+              f"{dict(ledger.problems)}; {len(ledger.acks)} moves acknowledged")
+        check_answers(ledger, hung)
+        with contextlib.closing(redis_cluster.client(decode_responses=True)) as store:
+            compare_logs(port, store, keys, ledger, [g["id"] for g in games])
+        ledger.assert_no_loss()
         assert api.poll() is None
     finally:
         stop_process(api)
