@@ -381,9 +381,10 @@ class Searcher(SearcherBase):
         """Yield a :class:`~engine.search.DepthResult` per completed depth 1, 2, ... (root
         moves best first: by value, exact values before upper bounds).
 
-        Stops after ``max_depth``, once the root is solved or a pattern win / loss is found,
-        or silently when the deadline or node budget is reached inside an iteration. The
-        state must not be terminal.
+        Stops after ``max_depth``, once the root is solved or a pattern win / loss is found
+        for the best move (with ``multipv``, for each of the ``multipv`` best), or silently
+        when the deadline or node budget is reached inside an iteration. The state must not
+        be terminal.
         """
         moves = self.st.legal_actions()
         if not moves:
@@ -395,6 +396,7 @@ class Searcher(SearcherBase):
         else:
             classes = {i: [i] for i in order}
         want = 1 if multipv is None else min(multipv, len(order))
+        shown = 1 if multipv is None else multipv
         limit = max_depth if max_depth is not None else 10_000
         depth = 1
         while depth <= limit:
@@ -405,7 +407,8 @@ class Searcher(SearcherBase):
                     self._undo()
                 return
             yield res
-            if res.solved or abs(res.best.value) > MATE_BOUND:
+            # a pattern win or loss is final: stop when each move analyse reports has one
+            if res.solved or all(abs(m.value) > MATE_BOUND for m in res.moves[:shown]):
                 return
             order = [m.action for m in res.moves if m.action in classes]
             depth += 1

@@ -38,7 +38,7 @@ import requests
 import schemathesis
 import yaml
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, FlakyFailure
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
 PROBLEM = "application/problem+json"
 TIMEOUT_S = 10
+STREAM_TIMEOUT_S = 5
 
 CONFIG = schemathesis.Config.from_dict({
     "generation": {"mode": "all", "deterministic": True, "database": "none"},
@@ -72,11 +73,19 @@ CONFIG = schemathesis.Config.from_dict({
     "request-timeout": TIMEOUT_S,
     # An event stream is read up to its first event (or the request timeout): an open game's
     # stream never ends. test_event_streams_match_the_event_schema reads whole streams.
+    # STREAM_TIMEOUT_S is also how long the headers may take: a stream with no event to send
+    # (after= an open game's last serial) is read that long.
     "operations": [{"include-operation-id": "streamEvents", "max-stream-events": 1,
-                    "request-timeout": 2}],
+                    "request-timeout": STREAM_TIMEOUT_S}],
 })
 schema = schemathesis.openapi.from_path(SPEC_PATH, config=CONFIG)
 SPEC = yaml.safe_load(SPEC_PATH.read_text())
+
+#: What a request that got no answer raises: the connection refused, reset or dropped
+#: mid-answer, or no answer in time (requests' errors, and the builtins schemathesis's
+#: transport raises while reading a stream).
+TRANSPORT_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Timeout,
+                    requests.exceptions.ChunkedEncodingError, ConnectionError, TimeoutError)
 
 #: Scenarios (chains of calls) of the stateful test, and its first seed.
 STATEFUL_SCENARIOS = 50
@@ -317,11 +326,17 @@ def test_stateful(server_url, rq_worker):
     Which rules a chain can take next depends on the server's answers (a job done in time is
     a 200, else a 202; a game made in the chain may be finished by it), and Hypothesis calls
     a draw that goes otherwise than an earlier one with the same choices ``Flaky``. Like
-    schemathesis's own runner, the failures are recorded as the checks find them, a ``Flaky``
-    ends the suite, and another suite (the next seed) runs until enough scenarios ran."""
+    schemathesis's own runner, the failures are recorded as the checks find them, and such a
+    ``Flaky`` (a draw that went otherwise, no failure in it) ends the suite: another suite
+    (the next seed) runs until enough scenarios ran, each counted as it ran.
+
+    What ``Flaky`` must not hide fails the test, whatever Hypothesis makes of it: a request
+    without an answer (:data:`TRANSPORT_ERRORS`: refused, reset, timed out), recorded where it
+    was sent, and a ``FlakyFailure`` (an error seen once that its replay did not repeat)."""
     tokens: dict[str, str] = {}
     failures: list[str] = []
-    counts = {"scenarios": 0, "steps": 0}
+    transport_errors: list[str] = []
+    counts = {"scenarios": 0, "steps": 0, "flaky_suites": 0}
 
     class Machine(schema.as_state_machine()):
         def setup(self):
@@ -344,11 +359,21 @@ def test_stateful(server_url, rq_worker):
         def get_call_kwargs(self, case):
             return {"base_url": server_url}
 
+        def call(self, case, **kwargs):
+            try:
+                return super().call(case, **kwargs)
+            except TRANSPORT_ERRORS as exc:
+                transport_errors.append(f"{case.operation.label}: {exc!r}")
+                raise
+
         def validate_response(self, response, case, additional_checks=None, **kwargs):
             try:
                 super().validate_response(response, case, additional_checks=CHECKS, **kwargs)
             except FailureGroup as exc:
                 failures.append(f"{case.operation.label}: {exc}")
+                raise
+            except TRANSPORT_ERRORS as exc:  # a check's own request (location_found's GET)
+                transport_errors.append(f"{case.operation.label}, checking: {exc!r}")
                 raise
 
     # No shrinking: a replayed chain need not draw the same (see above); the failure is
@@ -358,16 +383,22 @@ def test_stateful(server_url, rq_worker):
                             phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
                             suppress_health_check=list(HealthCheck))
     suite = 0
-    while counts["scenarios"] < STATEFUL_SCENARIOS and not failures and suite < 20:
+    while counts["scenarios"] < STATEFUL_SCENARIOS and not failures and \
+            not transport_errors and suite < 20:
         try:
             hypothesis.seed(STATEFUL_SEED + suite)(Machine).run(settings=run_settings)
-        except Flaky:
-            pass
+        except FlakyFailure as exc:
+            failures.append(f"an error its replay did not repeat: {exc!r}: "
+                            + "; ".join(repr(e) for e in exc.exceptions))
+        except Flaky:  # FlakyStrategyDefinition, FlakyReplay: the draw went otherwise
+            counts["flaky_suites"] += 1
         except FailureGroup:
             break
         suite += 1
+    assert not transport_errors, "requests without an answer:\n" + "\n".join(transport_errors)
     assert not failures, "\n\n".join(failures)
-    assert counts["scenarios"] >= STATEFUL_SCENARIOS and counts["steps"] >= counts["scenarios"]
+    assert counts["scenarios"] >= STATEFUL_SCENARIOS and counts["steps"] >= counts["scenarios"], \
+        counts
 
 
 def test_location_headers_resolve(server_url, rq_worker):
@@ -449,10 +480,12 @@ class EventSchema:
         return data
 
 
-def _read_stream(url: str, headers=None, limit_s: float = 60) -> list[dict]:
+def _read_stream(url: str, headers=None, limit_s: float = 60,
+                 events: list[dict] | None = None) -> list[dict]:
     """The events of an SSE stream that ends (a finished game's), parsed as the SSE standard
-    says: ``field: value`` lines, an empty line ends an event, ``:`` lines are comments."""
-    events: list[dict] = []
+    says: ``field: value`` lines, an empty line ends an event, ``:`` lines are comments.
+    Each event is appended to ``events`` (a new list by default) as it arrives."""
+    events = [] if events is None else events
     with requests.get(url, headers=headers, stream=True, timeout=TIMEOUT_S) as resp:
         assert resp.status_code == 200, resp.text
         assert resp.headers["Content-Type"].startswith("text/event-stream")
@@ -483,18 +516,21 @@ def test_event_streams_match_the_event_schema(server_url, game):
     url = f"{server_url}/v1/games/{game_id}/events"
     moves = _full_game(game["game"], **{k: v for k, v in game.items() if k != "game"})
     live: list[dict] = []
-    reader = threading.Thread(target=lambda: live.extend(_read_stream(url)), daemon=True)
+    reader = threading.Thread(target=_read_stream, args=(url,), kwargs={"events": live},
+                              daemon=True)
     reader.start()
-    time.sleep(0.3)  # the stream is open (its first event is the game at serial 0)
+    deadline = time.monotonic() + 60
+    while not live:  # the stream is open: its first event, the game at serial 0, arrived
+        assert reader.is_alive() and time.monotonic() < deadline, "no first event"
+        time.sleep(0.05)
     _play(server_url, game_id, token, moves)
     reader.join(60)
     assert not reader.is_alive(), "the stream did not end with the game"
 
     datas = [schema_.check(e) for e in live]
     assert [e["event"] for e in live] == ["game"] + ["move"] * (len(live) - 1)
-    first = _serial(live[0]["id"])
-    assert [_serial(e["id"]) for e in live] == list(range(first, len(moves) + 1))
-    assert datas[0]["id"] == game_id and datas[0]["serial"] == first
+    assert [_serial(e["id"]) for e in live] == list(range(len(moves) + 1))
+    assert datas[0]["id"] == game_id and datas[0]["serial"] == 0
     assert datas[-1]["status"] == "finished" and datas[-1]["to_move"] is None
 
     n = len(moves)

@@ -60,23 +60,35 @@ def check_position(p: GeneratedPosition, w: int, h: int, undrawn: int):
     return state, kinds
 
 
+#: Of the 15 random counts of undrawn lines tried per board, the fewest that must give a
+#: position (safe_play may find no quiet one at a count on a small board; the seeds give 10
+#: to 14 of 15).
+MIN_CHECKED = 10
+
+
 @pytest.mark.parametrize("w,h", SIZES)
 def test_safe_play_positions_are_legal_quiet_and_follow_the_policy(w, h):
+    """At least :data:`MIN_CHECKED` of 15 positions per board are checked; safe_play may refuse
+    the others only for want of a quiet position at that count."""
     rng = random.Random(w * 10 + h)
     nl = num_lines(w, h)
+    checked = 0
     for _ in range(15):
         undrawn = rng.randint(0, nl)
         try:
             p = safe_play(rng, w, h, undrawn)
-        except ValueError:
-            continue  # (no quiet position at that count on a tiny board: allowed)
+        except ValueError as exc:
+            assert 0 < undrawn and "no quiet position" in str(exc), (undrawn, exc)
+            continue
         state, kinds = check_position(p, w, h, undrawn)
+        checked += 1
         assert 3 not in valences(state, w, h)
         for kind, had_capture, had_safe in kinds:
             if had_capture:
                 assert kind == "capture"
             elif had_safe:
                 assert kind == "safe"
+    assert checked >= MIN_CHECKED, f"only {checked} of 15 positions of {w}x{h} checked"
 
 
 def test_safe_play_sacrifices_the_fewest_boxes():
@@ -84,12 +96,15 @@ def test_safe_play_sacrifices_the_fewest_boxes():
     boxes in a row than any other line would."""
     rng = random.Random(4)
     game = load_game("dots-and-boxes", width=3, height=3)
-    seen = 0
+    seen = positions = 0
     for _ in range(20):
+        undrawn = rng.randint(0, 10)
         try:
-            p = safe_play(rng, 3, 3, rng.randint(0, 10))
-        except ValueError:
+            p = safe_play(rng, 3, 3, undrawn)
+        except ValueError as exc:
+            assert 0 < undrawn and "no quiet position" in str(exc), (undrawn, exc)
             continue
+        positions += 1
         state = game.new_state()
         for ln in p.moves:
             vals = valences(state, 3, 3)
@@ -101,7 +116,7 @@ def test_safe_play_sacrifices_the_fewest_boxes():
                 assert cost[ln] == min(cost.values())
                 seen += 1
             state.play_unchecked(ln)
-    assert seen >= 10
+    assert positions >= MIN_CHECKED and seen >= 10, (positions, seen)
 
 
 def handed_over(game, state, line: int) -> int:

@@ -1,7 +1,8 @@
 """The engine against a deliberately plain reimplementation of the spec (the rules oracle).
 
-``PlainGame`` uses lists of lists and re-derives everything from scratch at every step, the way
-the tournament's reference simulator does; it shares no code or tables with the engine.
+``PlainGame`` (``plain.py``) uses lists of lists and re-derives everything from scratch at every
+step, the way the tournament's reference simulator does; it shares no code or tables with the
+engine.
 Random games are played in both side by side, comparing legal moves, block statuses, the
 player to move, the bonus flag, the result and the points after every move.
 """
@@ -12,82 +13,8 @@ import random
 
 import pytest
 
-from .helpers import GAME
-
-# Winning shapes in local (row, col), written out again on purpose.
-SHAPES = (
-    [[(r, 0), (r, 1), (r, 2), (r, 3)] for r in range(4)]
-    + [[(0, c), (1, c), (2, c), (3, c)] for c in range(4)]
-    + [[(0, 1), (1, 0), (1, 2), (2, 1)], [(0, 2), (1, 1), (1, 3), (2, 2)],
-       [(1, 1), (2, 0), (2, 2), (3, 1)], [(1, 2), (2, 1), (2, 3), (3, 2)]]
-)
-VALUES = [[6, 4, 4, 6], [4, 3, 3, 4], [4, 3, 3, 4], [6, 4, 4, 6]]
-
-
-class PlainGame:
-    def __init__(self) -> None:
-        self.board = [["-"] * 16 for _ in range(16)]
-        self.blocks = [["-"] * 4 for _ in range(4)]  # '-', 'x', 'o', 'd'
-        self.last = None
-        self.player = "x"
-        self.bonus_next = False
-        self.outcome = None  # None, 'x', 'o' or 'draw'
-
-    def legal(self):
-        if self.outcome is not None:
-            return []
-        if self.last is not None:
-            br, bc = self.last[0] % 4, self.last[1] % 4
-            if self.blocks[br][bc] == "-":
-                return [(br * 4 + i, bc * 4 + j) for i in range(4) for j in range(4)
-                        if self.board[br * 4 + i][bc * 4 + j] == "-"]
-        out = []
-        for r in range(16):
-            for c in range(16):
-                if self.board[r][c] == "-" and self.blocks[r // 4][c // 4] == "-":
-                    out.append((r, c))
-        return out
-
-    def holds(self, grid, sym):
-        return any(all(grid[i][j] == sym for i, j in shape) for shape in SHAPES)
-
-    def play(self, r, c):
-        assert (r, c) in self.legal()
-        sym = self.player
-        self.board[r][c] = sym
-        self.last = (r, c)
-        br, bc = r // 4, c // 4
-        small = [[self.board[br * 4 + i][bc * 4 + j] for j in range(4)] for i in range(4)]
-        won_block = False
-        if self.holds(small, sym):
-            self.blocks[br][bc] = sym
-            won_block = True
-        elif all(small[i][j] != "-" for i in range(4) for j in range(4)):
-            self.blocks[br][bc] = "d"
-        if self.holds(self.blocks, sym):
-            self.outcome = sym
-        elif all(self.blocks[i][j] != "-" for i in range(4) for j in range(4)):
-            self.outcome = "draw"
-        if won_block and self.outcome is None and not self.bonus_next:
-            self.bonus_next = True
-        else:
-            self.bonus_next = False
-            self.player = "o" if sym == "x" else "x"
-
-    def statuses(self):
-        names = {"-": "open", "x": "x", "o": "o", "d": "drawn"}
-        return [names[self.blocks[i][j]] for i in range(4) for j in range(4)]
-
-    def result(self):
-        if self.outcome is None:
-            return None
-        if self.outcome in ("x", "o"):
-            return {"winner": "xo".index(self.outcome),
-                    "points": [68, 0] if self.outcome == "x" else [0, 68]}
-        pts = [sum(VALUES[i][j] for i in range(4) for j in range(4) if self.blocks[i][j] == s)
-               for s in "xo"]
-        winner = None if pts[0] == pts[1] else (0 if pts[0] > pts[1] else 1)
-        return {"winner": winner, "points": pts}
+from .helpers import GAME, WIN_ON_LAST, cell, decided_grid
+from .plain import PlainGame, solve_moves
 
 
 def _compare(engine_state, plain):
@@ -144,3 +71,20 @@ def test_draw_leaning_games_match_the_plain_simulator(seed):
 def test_draw_leaning_games_do_reach_full_board_draws():
     outcomes = [_play_random(2000 + seed, draw_bias=True)[0] for seed in range(6)]
     assert "draw" in outcomes
+
+
+def test_the_brute_force_gives_hand_worked_results():
+    """The solver the search's exact values are checked against (``plain.solve_moves``), on
+    endings worked out by hand: every block decided but one, whose last empty cell completes
+    a column for x (``WIN_ON_LAST``), and fills it without a pattern for o."""
+    def ending(x_blocks, o_blocks, to_move):
+        g = decided_grid(x_blocks, o_blocks, (3, 3)).fill((3, 3), WIN_ON_LAST)
+        return PlainGame.from_board(g.rows(), to_move)
+
+    last = cell((3, 3), (3, 3))
+    # x takes the corner block and with it column 3 of the big board: a pattern win in one
+    assert solve_moves(ending([(0, 3), (1, 3), (2, 3)], [(1, 1)], 0)) == {last: ("mate", 1)}
+    # no pattern: the board is full, x has 3 + 6 points (block (1, 2), the corner), o 3
+    assert solve_moves(ending([(1, 2)], [(2, 1)], 0)) == {last: ("points", 6)}
+    # o's mark there wins nothing: the corner is drawn, o has 3 points against x's 14
+    assert solve_moves(ending([(0, 3), (1, 3), (2, 3)], [(1, 1)], 1)) == {last: ("points", -11)}
