@@ -152,13 +152,16 @@ def rq_worker(settings, redis_client, tmp_path_factory):
     stop_process(proc)
 
 
-def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16):
+def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16,
+                   extra_args: list[str] | tuple[str, ...] = ()):
+    """gunicorn serving the app with ``settings`` (one process, ``threads`` threads, and
+    gunicorn's options ``extra_args``), once it answers ``/healthz``."""
     log = open(log_path, "ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
          "--workers", "1",
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-         "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
+         *extra_args, "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)
     deadline = time.monotonic() + 30
     while True:
