@@ -3,6 +3,7 @@ real gunicorn. The Redis server and the settings come from ``tests/conftest.py``
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import psutil
@@ -119,6 +121,36 @@ def descendants(pid: int) -> list[int]:
         return [proc.pid for proc in psutil.Process(pid).children(recursive=True)]
     except psutil.NoSuchProcess:
         return []
+
+
+@contextlib.contextmanager
+def commands_run(url: str, name: str):
+    """The ``name`` commands the Redis server at ``url`` runs within the ``with`` block, as
+    lists of their words after the name, filled in when the block ends: ``MONITOR`` on a
+    connection of its own, read up to a marker sent after the block."""
+    seen: list[list[str]] = []
+    marker = f"end-of-watch-{uuid.uuid4().hex}"
+    with redis.Redis.from_url(url) as watcher, watcher.monitor() as monitor:
+        yield seen
+        with redis.Redis.from_url(url) as other:
+            other.echo(marker)
+        while True:
+            words = monitor.next_command()["command"].split(" ")
+            if words == ["ECHO", marker]:
+                return
+            if words[0].upper() == name.upper():
+                seen.append(words[1:])
+
+
+def assert_blocking_reads(reads: list[list[str]], key: str, socket_timeout_ms: int,
+                          wait_ms: int) -> None:
+    """The ``XREAD`` commands of ``reads`` (their words) that name ``key`` (a wait's) are
+    blocking reads, each shorter than the socket timeout, that add up to no more than the
+    wait (the last may round up to 1 ms)."""
+    blocks = [int(words[words.index("BLOCK") + 1]) for words in reads if key in words]
+    assert blocks, reads
+    assert all(0 < block < socket_timeout_ms for block in blocks), blocks
+    assert sum(blocks) <= wait_ms + 1, blocks
 
 
 def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
