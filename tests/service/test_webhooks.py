@@ -18,6 +18,7 @@ import standardwebhooks
 
 from boxfish.engine import load_game
 from boxfish.service.app import create_app
+from boxfish.service.webhook_store import Webhooks
 
 from .conftest import CheckedClient, _env, stop_process, wait_for_workers
 
@@ -403,7 +404,7 @@ def _callback_deliveries(api, job_id: str, n: int, timeout_s: float = 15.0) -> l
         time.sleep(0.05)
 
 
-def test_an_analysis_callbacks_deliveries_log(api, receiver, rq_worker):
+def test_an_analysis_callbacks_deliveries_log(api, receiver, rq_worker, redis_client):
     """Every attempt of every callback of an analysis is in its deliveries log, newest first:
     a callback answered 500 then 200 (two attempts, one message), and a second callback (an
     identical request joining the job) refused with 400 (failed, not retried); what the
@@ -440,7 +441,14 @@ def test_an_analysis_callbacks_deliveries_log(api, receiver, rq_worker):
                               (0, message, 2, "delivered", 200),
                               (0, message, 1, "retrying", 500)]
     assert log[0]["error"] == "the receiver refused the message"
-    time.sleep(1.0)  # a failed message is not retried: still three records
+    # A failed message is not retried: once the job of its attempt has ended (it keeps no
+    # result), no job of a second attempt exists, queued or scheduled; still three records.
+    attempt = f"rq:job:{Webhooks.job_id(f'msg_{job_id}_1', 1)}"
+    deadline = time.monotonic() + 30
+    while redis_client.exists(attempt):
+        assert time.monotonic() < deadline, "the refused attempt's job did not end"
+        time.sleep(0.05)
+    assert not redis_client.exists(f"rq:job:{Webhooks.job_id(f'msg_{job_id}_1', 2)}")
     assert len(_callback_deliveries(api, job_id, 3)) == 3 and len(
         receiver.to("/cb-log-refused")) == 1
 
