@@ -98,13 +98,17 @@ def _open_events(base: str, path: str):
     return conn, resp
 
 
+KEEPALIVE_S = 1.5
+
+
 @pytest.fixture(scope="module")
 def short_timeout_server(settings, tmp_path_factory):
-    """A gunicorn whose Redis connections time out after 0.5 s (``socket_timeout`` in the
-    Redis URL) and whose event streams send a keep-alive every second: a blocking read of a
-    whole keep-alive interval is longer than the socket timeout."""
-    own = settings.model_copy(update={"redis_url": settings.redis_url + "?socket_timeout=0.5",
-                                      "sse_keepalive_s": 1.0})
+    """A gunicorn whose Redis connections time out after 1 s (``socket_timeout`` in the Redis
+    URL) and whose event streams send a keep-alive every 1.5 s: a blocking read of a whole
+    keep-alive interval is longer than the socket timeout. (A shorter socket timeout leaves a
+    loaded host too little time to answer each read: the reads block for half of it.)"""
+    own = settings.model_copy(update={"redis_url": settings.redis_url + "?socket_timeout=1.0",
+                                      "sse_keepalive_s": KEEPALIVE_S})
     port = free_port()
     proc = start_gunicorn(own, port, tmp_path_factory.mktemp("idle") / "api.log", threads=8)
     yield f"http://127.0.0.1:{port}"
@@ -133,10 +137,10 @@ def test_an_idle_event_stream_stays_open(short_timeout_server):
         kind, data, _ = _next_event(fresh)
         assert kind == "game" and data["serial"] == 0
         # Idle for 3 keep-alive intervals (each starts after the last blocking read), over
-        # 6x the Redis socket timeout: both streams say so, and they are still open.
+        # 4x the Redis socket timeout: both streams say so, and they are still open.
         for resp in (fresh, resumed):
             _keepalives(resp, 3)
-        assert time.monotonic() - opened >= 3 * 1.0
+        assert time.monotonic() - opened >= 3 * KEEPALIVE_S
         status, body, _ = Http(base).request("POST", f"/v1/games/{gid}/moves",
                                              {"move": [1, 1, 1]}, auth)
         assert status == 201, body
@@ -155,7 +159,7 @@ LATE_S = 9.0
 def test_redis_wait_outlasts_the_socket_timeout(settings, redis_client):
     """``RedisRecorder.wait`` blocks for as long as it is asked, in reads shorter than the
     connection's socket timeout that add up to no more than the wait."""
-    conn = redis.Redis.from_url(settings.redis_url, socket_timeout=0.3)
+    conn = redis.Redis.from_url(settings.redis_url, socket_timeout=1.0)
     try:
         keys = KeySpace(settings.key_prefix)
         rec = RedisRecorder(conn, keys)
@@ -164,10 +168,10 @@ def test_redis_wait_outlasts_the_socket_timeout(settings, redis_client):
                                  created_at=0))
         with commands_run(settings.redis_url, "XREAD") as reads:
             start = time.monotonic()
-            assert rec.wait("idle-wait", 0, 1.0) == []
+            assert rec.wait("idle-wait", 0, 2.5) == []
             elapsed = time.monotonic() - start
-        assert 1.0 <= elapsed < 1.0 + LATE_S
-        assert_blocking_reads(reads, keys.game_log("idle-wait"), 300, 1000)
+        assert 2.5 <= elapsed < 2.5 + LATE_S
+        assert_blocking_reads(reads, keys.game_log("idle-wait"), 1000, 2500)
     finally:
         conn.close()
 
