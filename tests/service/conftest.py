@@ -160,7 +160,7 @@ def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
                             start_new_session=True)
 
 
-def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=20.0) -> None:
+def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=60.0) -> None:
     from rq import Queue, Worker
     queue = Queue(queue_name, connection=client)
     deadline = time.monotonic() + timeout_s
@@ -195,10 +195,10 @@ def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int =
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
          *extra_args, "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
                 return proc
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
