@@ -6,6 +6,7 @@ failover takes the log's state and plays on."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,11 +34,19 @@ def test_two_bots_play_a_whole_game_across_an_api_restart(restartable_server, rq
                 for seat in (0, 1)]
         try:
             deadline = time.monotonic() + 60
-            while (api.state(game.id).serial < 5 and time.monotonic() < deadline
-                   and all(bot.poll() is None for bot in bots)):
+            while api.state(game.id).serial < 5:
+                assert time.monotonic() < deadline and all(bot.poll() is None for bot in bots), \
+                    "the bots did not play 5 moves"
                 time.sleep(0.05)
+            # Frozen while the API stops, so that it stops in the middle of the game however
+            # fast they play; they wake to a server that is down, and it starts again.
+            for bot in bots:
+                os.kill(bot.pid, signal.SIGSTOP)
             assert api.state(game.id).status == "in_progress"
-            server.restart()
+            server.stop()
+            for bot in bots:
+                os.kill(bot.pid, signal.SIGCONT)
+            server.start()
             codes = [bot.wait(timeout=120) for bot in bots]
         finally:
             for bot in bots:

@@ -3,6 +3,7 @@ real gunicorn. The Redis server and the settings come from ``tests/conftest.py``
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 import psutil
@@ -121,6 +123,36 @@ def descendants(pid: int) -> list[int]:
         return []
 
 
+@contextlib.contextmanager
+def commands_run(url: str, name: str):
+    """The ``name`` commands the Redis server at ``url`` runs within the ``with`` block, as
+    lists of their words after the name, filled in when the block ends: ``MONITOR`` on a
+    connection of its own, read up to a marker sent after the block."""
+    seen: list[list[str]] = []
+    marker = f"end-of-watch-{uuid.uuid4().hex}"
+    with redis.Redis.from_url(url) as watcher, watcher.monitor() as monitor:
+        yield seen
+        with redis.Redis.from_url(url) as other:
+            other.echo(marker)
+        while True:
+            words = monitor.next_command()["command"].split(" ")
+            if words == ["ECHO", marker]:
+                return
+            if words[0].upper() == name.upper():
+                seen.append(words[1:])
+
+
+def assert_blocking_reads(reads: list[list[str]], key: str, socket_timeout_ms: int,
+                          wait_ms: int) -> None:
+    """The ``XREAD`` commands of ``reads`` (their words) that name ``key`` (a wait's) are
+    blocking reads, each shorter than the socket timeout, that add up to no more than the
+    wait (the last may round up to 1 ms)."""
+    blocks = [int(words[words.index("BLOCK") + 1]) for words in reads if key in words]
+    assert blocks, reads
+    assert all(0 < block < socket_timeout_ms for block in blocks), blocks
+    assert sum(blocks) <= wait_ms + 1, blocks
+
+
 def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
     log = open(log_path, "ab")
     return subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "worker"],
@@ -128,7 +160,7 @@ def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
                             start_new_session=True)
 
 
-def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=20.0) -> None:
+def wait_for_workers(client: redis.Redis, queue_name: str, n: int, timeout_s=60.0) -> None:
     from rq import Queue, Worker
     queue = Queue(queue_name, connection=client)
     deadline = time.monotonic() + timeout_s
@@ -152,18 +184,21 @@ def rq_worker(settings, redis_client, tmp_path_factory):
     stop_process(proc)
 
 
-def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16):
+def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int = 16,
+                   extra_args: list[str] | tuple[str, ...] = ()):
+    """gunicorn serving the app with ``settings`` (one process, ``threads`` threads, and
+    gunicorn's options ``extra_args``), once it answers ``/healthz``."""
     log = open(log_path, "ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
          "--workers", "1",
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-         "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
+         *extra_args, "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while True:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5):
                 return proc
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:

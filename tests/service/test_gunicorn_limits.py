@@ -10,6 +10,7 @@ import threading
 import time
 from urllib.parse import urlparse
 
+import psutil
 import pytest
 
 from boxfish.service.embedded_redis import free_port
@@ -20,7 +21,7 @@ from boxfish.service.gunicorn_conf import (
 )
 from boxfish.service.security import SECURITY_HEADERS
 
-from .conftest import start_gunicorn, stop_process
+from .conftest import descendants, start_gunicorn, stop_process
 from .test_server import Http, create, next_event, open_stream
 
 
@@ -123,10 +124,34 @@ def test_the_server_still_serves_after_these(server_url):
 
 TIMEOUT = 1.0
 THREADS = 3
+#: How late past its deadline a stalled client may be cut off on a loaded host. A server
+#: that ignored the deadline would hold it until the client gives up (CLIENT_TIMEOUT_S).
+LATE_S = 9.0
+CLIENT_TIMEOUT_S = 3 * TIMEOUT + 2 * LATE_S
+
+
+class Gunicorn:
+    """A gunicorn of the tests (:func:`start_gunicorn`): its URL, port and process."""
+
+    def __init__(self, proc, port: int) -> None:
+        self.proc, self.port, self.url = proc, port, f"http://127.0.0.1:{port}"
+
+    def holds(self, socks: list[socket.socket]) -> bool:
+        """Whether the server has accepted the connections of every one of ``socks`` (in
+        gthread an accepted connection is handed to the thread pool at once, in order)."""
+        ours = {s.getsockname()[1] for s in socks}
+        held = set()
+        for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+            try:
+                conns = psutil.Process(pid).net_connections("tcp")
+            except psutil.NoSuchProcess:
+                continue
+            held |= {c.raddr.port for c in conns if c.raddr and c.laddr.port == self.port}
+        return ours <= held
 
 
 @pytest.fixture(scope="module")
-def slow_server(settings, tmp_path_factory):
+def slow(settings, tmp_path_factory):
     """A gunicorn with ``request_timeout_s`` = TIMEOUT and THREADS threads, on a queue no
     worker serves (so ``?wait=`` waits its full time)."""
     own = settings.model_copy(update={"request_timeout_s": TIMEOUT,
@@ -134,11 +159,16 @@ def slow_server(settings, tmp_path_factory):
     port = free_port()
     proc = start_gunicorn(own, port, tmp_path_factory.mktemp("slow") / "api.log",
                           threads=THREADS)
-    yield f"http://127.0.0.1:{port}"
+    yield Gunicorn(proc, port)
     stop_process(proc)
 
 
-def connect(base: str, timeout: float = TIMEOUT + 4) -> socket.socket:
+@pytest.fixture(scope="module")
+def slow_server(slow) -> str:
+    return slow.url
+
+
+def connect(base: str, timeout: float = CLIENT_TIMEOUT_S) -> socket.socket:
     u = urlparse(base)
     return socket.create_connection((u.hostname, u.port), timeout=timeout)
 
@@ -158,14 +188,23 @@ def half_head(base: str) -> socket.socket:
     return sock
 
 
-def assert_timed_out(sock: socket.socket, started: float) -> None:
-    """The server answers 408 problem+json, closes, and does so within the timeout (plus
-    scheduling slack)."""
+def wait_until(condition, what: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def assert_timed_out(sock: socket.socket, started: float, after: float = TIMEOUT) -> None:
+    """The server answers 408 problem+json and closes, no sooner than ``after`` seconds from
+    ``started`` (the deadline counts from the first byte the server reads, once a thread
+    takes the connection) and no later than LATE_S past that."""
     status, headers, body = read_response(sock)
+    elapsed = time.monotonic() - started
     assert_problem(status, headers, body, 408)
     assert headers["connection"] == "close"
     assert sock.recv(1) == b""  # closed
-    assert time.monotonic() - started < TIMEOUT + 2.5
+    assert after <= elapsed < after + LATE_S, elapsed
     sock.close()
 
 
@@ -200,31 +239,37 @@ def test_a_trickling_client_is_cut_off_at_the_deadline(slow_server):
     sender.start()
     try:
         status, headers, body = read_response(sock)
+        elapsed = time.monotonic() - started
         assert_problem(status, headers, body, 408)
-        assert time.monotonic() - started < TIMEOUT + 2.5
+        assert TIMEOUT <= elapsed < TIMEOUT + LATE_S, elapsed
     finally:
         stop.set()
         sender.join()
         sock.close()
 
 
-def test_stalled_clients_do_not_keep_the_threads(slow_server):
+def test_stalled_clients_do_not_keep_the_threads(slow):
     """As many stalled clients as the server has threads, and as many more stalled in their
-    headers: each gets its 408 and the server answers others promptly after the timeout."""
+    headers behind them: each gets its 408 (the second ones once the first have freed the
+    threads), and then the server answers others."""
     started = time.monotonic()
-    stalled = [half_body(slow_server) for _ in range(THREADS)]
-    time.sleep(0.2)  # let them take every thread
-    stalled += [half_head(slow_server) for _ in range(THREADS)]
-    client = Http(slow_server, timeout=TIMEOUT * 2 + 4)
+    stalled = [half_body(slow.url) for _ in range(THREADS)]
+    wait_until(lambda: slow.holds(stalled), "the server did not accept the stalled clients")
+    # Every thread is theirs now: these wait for one, and a request after them waits longer.
+    stalled += [half_head(slow.url) for _ in range(THREADS)]
+    wait_until(lambda: slow.holds(stalled), "the server did not accept the stalled clients")
+    client = Http(slow.url, timeout=CLIENT_TIMEOUT_S)
     assert client.request("GET", "/healthz")[0] == 200
-    assert time.monotonic() - started < TIMEOUT * 2 + 3
+    assert 2 * TIMEOUT <= time.monotonic() - started < 2 * TIMEOUT + LATE_S
     status, game, _ = client.request("POST", "/v1/games", {"game": "dots-and-boxes",
                                                           "width": 2, "height": 2})
     assert status == 201
-    for sock in stalled:
-        assert_timed_out(sock, started + TIMEOUT)  # the head ones waited for a thread first
-    # All threads are free: as many requests at once as threads, answered at once.
-    clients = [Http(slow_server, timeout=3) for _ in range(THREADS)]
+    for sock in stalled[:THREADS]:
+        assert_timed_out(sock, started)
+    for sock in stalled[THREADS:]:  # they waited for a thread first
+        assert_timed_out(sock, started, after=2 * TIMEOUT)
+    # All threads are free: as many requests at once as threads, all answered.
+    clients = [Http(slow.url, timeout=CLIENT_TIMEOUT_S) for _ in range(THREADS)]
     results = []
     threads = [threading.Thread(target=lambda c=c: results.append(
         c.request("GET", f"/v1/games/{game['id']}")[0])) for c in clients]
@@ -235,20 +280,38 @@ def test_stalled_clients_do_not_keep_the_threads(slow_server):
     assert results == [200] * THREADS
 
 
-def test_slow_but_timely_clients_are_served(slow_server):
-    gid, auth = create(slow_server, width=2, height=2)
+# A client slow by a fraction of the deadline, and idle between requests for longer than it:
+# a server of its own with a longer deadline (the pause cannot outgrow it on a loaded host)
+# and a keep-alive longer still (gunicorn's default, 2 s, would close the idle connection).
+
+TIMELY_TIMEOUT = 3.0
+KEEP_ALIVE_S = 30
+
+
+@pytest.fixture(scope="module")
+def timely_server(settings, tmp_path_factory):
+    own = settings.model_copy(update={"request_timeout_s": TIMELY_TIMEOUT})
+    port = free_port()
+    proc = start_gunicorn(own, port, tmp_path_factory.mktemp("timely") / "api.log",
+                          threads=THREADS, extra_args=["--keep-alive", str(KEEP_ALIVE_S)])
+    yield f"http://127.0.0.1:{port}"
+    stop_process(proc)
+
+
+def test_slow_but_timely_clients_are_served(timely_server):
+    gid, auth = create(timely_server, width=2, height=2)
     payload = json.dumps({"move": [1, 1, 1]}).encode()
-    sock = connect(slow_server)
+    sock = connect(timely_server)
     sock.sendall(f"POST /v1/games/{gid}/moves HTTP/1.1\r\nHost: x\r\n"
                  f"Authorization: {auth['Authorization']}\r\nContent-Type: application/json\r\n"
                  f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload[:5])
-    time.sleep(TIMEOUT * 0.3)
+    time.sleep(TIMELY_TIMEOUT * 0.1)
     sock.sendall(payload[5:])
     status, headers, body = read_response(sock)
     assert status == 201, body
     # The deadline counts from a request's first byte: a kept-alive connection may sit idle
-    # longer than the timeout (but less than gunicorn's keep-alive, 2 s) between requests.
-    time.sleep(TIMEOUT * 1.2)
+    # longer than the timeout between requests.
+    time.sleep(TIMELY_TIMEOUT * 1.2)
     sock.sendall(f"GET /v1/games/{gid} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     status, headers, body = read_response(sock)
     assert status == 200 and json.loads(body)["serial"] == 1

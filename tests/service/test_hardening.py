@@ -27,7 +27,7 @@ from boxfish.service.recorder import GameMeta
 from boxfish.service.redis_recorder import RedisRecorder
 from boxfish.service.views import json_body
 
-from .conftest import start_gunicorn, stop_process
+from .conftest import assert_blocking_reads, commands_run, start_gunicorn, stop_process
 from .test_server import Http, create
 
 BIG = 2**70
@@ -98,22 +98,36 @@ def _open_events(base: str, path: str):
     return conn, resp
 
 
+KEEPALIVE_S = 1.5
+
+
 @pytest.fixture(scope="module")
 def short_timeout_server(settings, tmp_path_factory):
-    """A gunicorn whose Redis connections time out after 0.5 s (``socket_timeout`` in the
-    Redis URL) and whose event streams send a keep-alive every second: a blocking read of a
-    whole keep-alive interval is longer than the socket timeout."""
-    own = settings.model_copy(update={"redis_url": settings.redis_url + "?socket_timeout=0.5",
-                                      "sse_keepalive_s": 1.0})
+    """A gunicorn whose Redis connections time out after 1 s (``socket_timeout`` in the Redis
+    URL) and whose event streams send a keep-alive every 1.5 s: a blocking read of a whole
+    keep-alive interval is longer than the socket timeout. (A shorter socket timeout leaves a
+    loaded host too little time to answer each read: the reads block for half of it.)"""
+    own = settings.model_copy(update={"redis_url": settings.redis_url + "?socket_timeout=1.0",
+                                      "sse_keepalive_s": KEEPALIVE_S})
     port = free_port()
     proc = start_gunicorn(own, port, tmp_path_factory.mktemp("idle") / "api.log", threads=8)
     yield f"http://127.0.0.1:{port}"
     stop_process(proc)
 
 
+def _keepalives(resp, n: int) -> None:
+    """Read ``n`` keep-alive comments from an idle event stream (an event there fails)."""
+    seen = 0
+    while seen < n:
+        line = _read_line(resp)
+        assert not line.startswith(("event:", "data:", "id:")), line
+        seen += line == ": keep-alive"
+
+
 def test_an_idle_event_stream_stays_open(short_timeout_server):
     base = short_timeout_server
     gid, auth = create(base, width=2, height=2)
+    opened = time.monotonic()
     fresh_conn, fresh = _open_events(base, f"/v1/games/{gid}/events")
     resumed_conn, resumed = _open_events(base, f"/v1/games/{gid}/events?after=0")
     try:
@@ -122,33 +136,42 @@ def test_an_idle_event_stream_stays_open(short_timeout_server):
         assert resumed.getheader("Content-Type").startswith("text/event-stream")
         kind, data, _ = _next_event(fresh)
         assert kind == "game" and data["serial"] == 0
-        # Idle for over 3x the keep-alive interval and 6x the Redis socket timeout (the
-        # slack: each interval starts after the last blocking read, a loaded host's late).
-        time.sleep(4.5)
+        # Idle for 3 keep-alive intervals (each starts after the last blocking read), over
+        # 4x the Redis socket timeout: both streams say so, and they are still open.
+        for resp in (fresh, resumed):
+            _keepalives(resp, 3)
+        assert time.monotonic() - opened >= 3 * KEEPALIVE_S
         status, body, _ = Http(base).request("POST", f"/v1/games/{gid}/moves",
                                              {"move": [1, 1, 1]}, auth)
         assert status == 201, body
         for resp in (fresh, resumed):
-            kind, data, keepalives = _next_event(resp)
+            kind, data, _ = _next_event(resp)
             assert kind == "move" and data["serial"] == 1 and data["move"] == [1, 1, 1]
-            assert keepalives >= 3
     finally:
         fresh_conn.close()
         resumed_conn.close()
 
 
+#: How late a wait may end on a loaded host (a wait that ignored its deadline would not end).
+LATE_S = 9.0
+
+
 def test_redis_wait_outlasts_the_socket_timeout(settings, redis_client):
     """``RedisRecorder.wait`` blocks for as long as it is asked, in reads shorter than the
-    connection's socket timeout."""
-    conn = redis.Redis.from_url(settings.redis_url, socket_timeout=0.3)
+    connection's socket timeout that add up to no more than the wait."""
+    conn = redis.Redis.from_url(settings.redis_url, socket_timeout=1.0)
     try:
-        rec = RedisRecorder(conn, KeySpace(settings.key_prefix))
+        keys = KeySpace(settings.key_prefix)
+        rec = RedisRecorder(conn, keys)
         rec.create_game(GameMeta(game_id="idle-wait", game="dots-and-boxes",
                                  params={"width": 1, "height": 1}, token_sha256="x",
                                  created_at=0))
-        start = time.monotonic()
-        assert rec.wait("idle-wait", 0, 1.0) == []
-        assert 0.9 <= time.monotonic() - start < 3
+        with commands_run(settings.redis_url, "XREAD") as reads:
+            start = time.monotonic()
+            assert rec.wait("idle-wait", 0, 2.5) == []
+            elapsed = time.monotonic() - start
+        assert 2.5 <= elapsed < 2.5 + LATE_S
+        assert_blocking_reads(reads, keys.game_log("idle-wait"), 1000, 2500)
     finally:
         conn.close()
 

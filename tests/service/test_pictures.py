@@ -16,6 +16,7 @@ from boxfish.service.app import create_app
 from boxfish.service.pictures import render
 
 from .conftest import CheckedClient
+from .test_analyses import waited
 
 SVG = "{http://www.w3.org/2000/svg}"
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -180,7 +181,7 @@ TRIVIAL = [[1, 1, 1], [2, 1, 1], [1, 2, 1], [2, 2, 1]]
 def test_analysis_picture_best_move_and_values(client, rq_worker, capsys):
     body = {"game": "dots-and-boxes", "width": 2, "height": 1, "moves": TRIVIAL,
             "time_ms": 3000}
-    job = client.post("/v1/analyses?wait=8", json=body).json
+    job = waited(client, client.post("/v1/analyses?wait=8", json=body))
     assert job["status"] == "finished", job
     result = job["result"]
     root = _svg(client, f"/v1/analyses/{job['id']}/board.svg")
@@ -215,15 +216,22 @@ def test_analysis_picture_best_move_and_values(client, rq_worker, capsys):
     assert png.headers["ETag"] != svg.headers["ETag"]
 
 
-def test_analysis_picture_of_a_running_analysis_is_409(client, rq_worker):
+def test_analysis_picture_of_an_unfinished_analysis_is_409(settings, redis_client, spec,
+                                                          work_here):
+    """On a queue of the test's own, which no worker serves: the job stays queued until the
+    test runs it (so its picture is 409 whatever the time), then has a picture."""
+    own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-pictures-409"})
+    client = CheckedClient(create_app(own, connection=redis_client).test_client(), spec)
     # A time no other test asks for: an identical request would join that test's job, which
     # may have finished.
     time_ms = random.randrange(1501, 1700)
     job = client.post("/v1/analyses", json={"game": "extreme-tictactoe", "time_ms": time_ms}).json
+    assert job["status"] == "queued", job
     resp = client.get(f"/v1/analyses/{job['id']}/board.png")
     assert resp.status_code == 409
     assert resp.json["reason"] == "not_finished" and resp.headers["Retry-After"] == "1"
     assert client.get("/v1/analyses/nosuchjob/board.svg").status_code == 404
+    work_here(own.queue_name)
     done = client.post("/v1/analyses?wait=8",
                        json={"game": "extreme-tictactoe", "time_ms": time_ms}).json
     assert done["id"] == job["id"] and done["status"] == "finished"

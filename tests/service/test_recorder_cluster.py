@@ -23,6 +23,11 @@ from boxfish.service.recorder import (
 )
 from boxfish.service.redis_recorder import RedisRecorder
 from tests.redis_cluster import RedisClusterProcesses
+from tests.service.conftest import assert_blocking_reads, commands_run
+
+#: How late a call that waited its timeout may return on a loaded host (one that waited for
+#: ever, or for its socket timeout, would not return).
+LATE_S = 9.0
 
 
 def ev(serial: int) -> MoveEvent:
@@ -165,12 +170,17 @@ def test_min_replicas_2_is_not_replicated(cluster, client, keys):
     log all the same; a retry with its key is NotReplicated again (never a replay), a
     lookup too; another body with that key is still a reuse; serials still conflict."""
     recorder = RedisRecorder(client, keys, min_replicas=2, replica_timeout_ms=400)
-    for gid in games_on_every_master(cluster, keys, "short").values():
+    for master, gid in games_on_every_master(cluster, keys, "short").items():
         create(recorder, gid)
-        start = time.monotonic()
-        with pytest.raises(NotReplicated) as info:
-            recorder.append(gid, 1, ev(1), "k1", "fp")
-        assert time.monotonic() - start < 2
+        # On the game's master, WAIT 2 400 (once, or again after loading the script) and
+        # NotReplicated when it has run out.
+        with commands_run(master.url, "WAIT") as waits:
+            start = time.monotonic()
+            with pytest.raises(NotReplicated) as info:
+                recorder.append(gid, 1, ev(1), "k1", "fp")
+            elapsed = time.monotonic() - start
+        assert waits in ([["2", "400"]], [["2", "400"]] * 2), waits
+        assert 0.4 * len(waits) <= elapsed < 0.4 * len(waits) + LATE_S
         assert (info.value.serial, info.value.acked, info.value.required) == (1, 1, 2)
         assert recorder.read(gid) == [ev(1)] and recorder.get_meta(gid).serial == 1
         with pytest.raises(NotReplicated) as again:
@@ -220,13 +230,16 @@ def test_replica_timeout_must_be_shorter_than_the_socket_timeout(cluster):
 
 
 def test_wait_on_a_cluster_outlasts_the_socket_timeout(cluster, keys):
-    c = cluster.client(socket_timeout=0.3)
+    c = cluster.client(socket_timeout=1.0)
     try:
         recorder = RedisRecorder(c, keys)
         gid = create(recorder, "idle-cluster-wait")
-        start = time.monotonic()
-        assert recorder.wait(gid, 0, 1.0) == []
-        assert 0.9 <= time.monotonic() - start < 3
+        with commands_run(cluster.node_for_key(keys.game_log(gid)).url, "XREAD") as reads:
+            start = time.monotonic()
+            assert recorder.wait(gid, 0, 2.5) == []
+            elapsed = time.monotonic() - start
+        assert 2.5 <= elapsed < 2.5 + LATE_S
+        assert_blocking_reads(reads, keys.game_log(gid), 1000, 2500)
     finally:
         c.close()
 

@@ -188,13 +188,25 @@ def test_wait_returns_new_events_or_times_out(recorder):
     assert recorder.wait(gid, 0, 0.05) == []
     recorder.append(gid, 1, ev(1))
     assert recorder.wait(gid, 0, 1.0) == [ev(1)]
+    # An event appended while a wait blocks: appended once the wait's own first read found
+    # nothing after serial 1, so the wait gets it from its blocking part.
+    found_nothing = threading.Event()
+    read = recorder.read
+
+    def watched_read(game_id, after=0, upto=None):
+        events = read(game_id, after, upto)
+        if (game_id, after, events) == (gid, 1, []):
+            found_nothing.set()
+        return events
+
+    recorder.read = watched_read
     got = []
-    waiter = threading.Thread(target=lambda: got.extend(recorder.wait(gid, 1, 10.0)))
+    waiter = threading.Thread(target=lambda: got.extend(recorder.wait(gid, 1, 30.0)))
     waiter.start()
-    time.sleep(0.1)
+    assert found_nothing.wait(30), "the wait did not read"
     recorder.append(gid, 2, ev(2))
-    waiter.join(10)
-    assert got == [ev(2)]
+    waiter.join(30)
+    assert got == [ev(2)] and not waiter.is_alive()
 
 
 def test_concurrent_appends_never_fork(recorder):

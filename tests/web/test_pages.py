@@ -30,9 +30,8 @@ from tests.service.conftest import start_gunicorn, stop_process
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-#: How long a move appended through the API may take to show on the page (the issue's 2 s).
-LIVE_S = 2.0
-#: Generous bounds for what waits on a worker or a reconnection (never the thing measured).
+#: How long the page may take to show what it is waited on for: a generous deadline, not a
+#: figure (bench/page_live_bench.py measures how soon a live move shows).
 SLOW_S = 30.0
 
 
@@ -157,10 +156,12 @@ def test_live_moves_time_travel_and_analysis(server, api, browser, artifacts):
     assert "Player 1 to move" in text_of(browser, "summary")
     browser.save_screenshot(str(artifacts / "1-opened.png"))
 
-    # A move appended through the API shows up: in the list and drawn on the board.
+    # A move appended through the API shows up, from the live stream: in the list and drawn
+    # on the board.
     append(api, gid, auth, [1, 2, 1], 2)
-    until(browser, LIVE_S, lambda d: listed_serials(d) == [0, 1, 2]
-          and "1,2,1" in board_moves(d, "line.drawn.last"), "move 2 on the page")
+    until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2]
+          and "1,2,1" in board_moves(d, "line.drawn.last")
+          and text_of(d, "connection") == "live", "move 2 on the page, still live")
     assert "Player 0 to move" in text_of(browser, "summary")
     assert "1,2,1" not in board_moves(browser, "line.slot")
     browser.save_screenshot(str(artifacts / "2-live-move.png"))

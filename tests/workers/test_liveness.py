@@ -15,6 +15,9 @@ from boxfish.workers.liveness import KeepsJobsAlive
 from boxfish.workers.worker import keeping_jobs_alive
 
 PROBE = "tests.workers.test_liveness.probe"
+#: The liveness key's TTL in these tests: refreshed every third of it, so it lapses only if
+#: its refresher stalls for well over a second (a job that outlives it shows the refreshes).
+ALIVE_TTL_S = 1.5
 
 
 def probe(out_key: str, alive_key: str | None = None, alive_ttl_s: float = 5.0,
@@ -57,7 +60,7 @@ def _run_probe(settings, redis_client, work_here, **kwargs) -> tuple[list[str], 
     queue = Queue(f"{settings.queue_name}-liveness", connection=redis_client)
     tag = uuid.uuid4().hex
     out, alive = f"{settings.key_prefix}:probe:{tag}", f"{settings.key_prefix}:alive:{tag}"
-    job = queue.enqueue(PROBE, out, alive_key=alive, alive_ttl_s=0.3, **kwargs,
+    job = queue.enqueue(PROBE, out, alive_key=alive, alive_ttl_s=ALIVE_TTL_S, **kwargs,
                         on_success=Callback("tests.workers.test_liveness.probe_succeeded"),
                         on_failure=Callback("tests.workers.test_liveness.probe_failed"))
     work_here(queue.name)
@@ -67,8 +70,8 @@ def _run_probe(settings, redis_client, work_here, **kwargs) -> tuple[list[str], 
 
 
 def test_a_job_is_alive_from_its_start_to_its_recorded_end(settings, redis_client, work_here):
-    # The job runs four times the key's TTL.
-    seen, job, alive = _run_probe(settings, redis_client, work_here, run_s=1.2)
+    # The job runs twice the key's TTL.
+    seen, job, alive = _run_probe(settings, redis_client, work_here, run_s=2 * ALIVE_TTL_S)
     assert seen == ["start:1:started", "end:1", "succeeded:1:started"]
     assert job.get_status(refresh=True) == "finished"
     assert not redis_client.exists(alive)
@@ -76,7 +79,9 @@ def test_a_job_is_alive_from_its_start_to_its_recorded_end(settings, redis_clien
 
 def test_a_failing_job_is_alive_until_its_failure_is_recorded(settings, redis_client,
                                                               work_here):
-    seen, job, alive = _run_probe(settings, redis_client, work_here, run_s=0.5, fail=True)
+    # The job fails after outliving the key's TTL.
+    seen, job, alive = _run_probe(settings, redis_client, work_here,
+                                  run_s=1.2 * ALIVE_TTL_S, fail=True)
     assert seen == ["start:1:started", "end:1", "failed:1:started"]
     assert job.get_status(refresh=True) == "failed"
     assert not redis_client.exists(alive)
