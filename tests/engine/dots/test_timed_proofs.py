@@ -15,6 +15,10 @@ from boxfish.engine.dots.search_board import tables
 from boxfish.engine.dots.search_core import CompiledSearcher
 from tests.engine.dots.reference import reference_move_values, reference_value
 
+#: nodes the reference solver may search for one answer here: ten times the most a position
+#: below takes from an empty table (59 million, 30 s of CPU), a budget no load can make it miss
+REFERENCE_NODES = 600_000_000
+
 # the issue's two 5x5 positions of 40 undrawn lines, player 0 to move
 ISSUE_A = "110100000110011000100010000000001001011100011110000100100000"
 ISSUE_B = "000011000001110110000000000011011101000101000100100011000100"
@@ -79,7 +83,7 @@ def test_a_timed_analysis_proves_within_three_times_the_nodes_of_the_untimed_sol
         untimed = analyse(state, time_ms=None, multipv=1, threads=1)
         assert untimed.exact
         timed = analyse(state, time_ms=60_000, multipv=1, threads=1)
-        truth = reference_value(5, 5, drawn, max_seconds=300)
+        truth = reference_value(5, 5, drawn, max_nodes=REFERENCE_NODES)
         assert timed.exact, (lines_of(drawn, t.nl), timed.value, timed.depth)
         assert timed.nodes <= 3 * untimed.nodes, (lines_of(drawn, t.nl), timed.nodes,
                                                   untimed.nodes)
@@ -87,7 +91,7 @@ def test_a_timed_analysis_proves_within_three_times_the_nodes_of_the_untimed_sol
         assert timed.lower == timed.upper == truth
         assert timed.depth == (t.full & ~drawn).bit_count()
         best = t.geo.line_id(*timed.best_move)
-        assert reference_move_values(5, 5, drawn, [best], max_seconds=300)[best] == truth
+        assert reference_move_values(5, 5, drawn, [best], max_nodes=REFERENCE_NODES)[best] == truth
 
 
 def _check_bounds(a, truth: int, move_truth: dict) -> int:
@@ -125,7 +129,7 @@ def test_proven_bounds_of_unfinished_analyses_hold():
         for gen in ("safe", "biased"):
             p = (safe_play(rng, w, h, undrawn) if gen == "safe"
                  else biased_play(rng, w, h, undrawn, 0.8))
-            values = reference_move_values(w, h, p.drawn, max_seconds=120)
+            values = reference_move_values(w, h, p.drawn, max_nodes=REFERENCE_NODES)
             truth = max(values.values())
             move_truth = {t.moves[ln]: v for ln, v in values.items()}
             state = game.from_lines(lines_of(p.drawn, t.nl), to_move=0)
