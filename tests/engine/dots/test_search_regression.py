@@ -21,6 +21,12 @@ image). Three searches here meet different transpositions under it, and so count
 nodes, with the same value, best move and bound; the old search with only that key changed
 counts exactly the new numbers. Boards of up to 64 lines count the same nodes as before.
 
+Every exact value recorded here is the independent reference solver's
+(tests/engine/dots/reference, 128-bit masks: boards of up to 127 lines), checked live below,
+with the value of the recorded best move and, for the mid-game solves, the value of every
+root move; 2x5 from the empty board is the one the reference takes too long for (see
+``SOLVED_ONCE``).
+
 (**) The loony bound (issue 23: a sacrifice that opens a chain of n >= 3 or a loop of n is
 worth at most 2 - n, or 4 - n, to its maker, so it is skipped when that cannot reach into the
 window) changes the node counts of the searches to the end; the values, best moves and
@@ -34,6 +40,8 @@ import pytest
 
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots.search import analyse_position
+from boxfish.engine.dots.search_board import tables
+from tests.engine.dots.reference import reference_move_values, reference_value
 
 # the positions other than the empty board (bitboards: bit i = line i drawn)
 P = {
@@ -117,3 +125,55 @@ def test_search_results_are_unchanged(core, w, h, drawn, style, nodes, depth, wa
     assert got.core == core
     assert (got.nodes, got.value, got.best_move, str(got.bound)) == \
         (want_nodes, value, best, bound)
+
+
+# The positions of the exact cases above: (w, h, drawn) -> (value, best move).
+EXACT = {(w, h, drawn): (value, best) for w, h, drawn, _s, _n, _d, _c, value, best, bound
+         in CASES if bound == "exact"}
+assert len(EXACT) == 10  # (the 'solve' and 'bench' cases of one empty board agree)
+
+# Exact values the reference solver takes too long for here, computed once by it with
+# bench/reference_solver_bench.py --regression (fresh table, on the loaded 2-core machine):
+# 2x5 from the empty board is -2 (24,998,302 nodes, 8.5 s of CPU, 20 s of wall time), as in
+# test_compiled's known values; its recorded best move, line 0, is worth -2 too (14,572,150
+# nodes, 4.5 s of CPU). ``SIBLINGS`` holds the cheaper 2x5 position checked live instead.
+SOLVED_ONCE = {(2, 5, 0): -2}
+SIBLINGS = {(2, 5, 0): 1 << 0 | 1 << 11 | 1 << 18 | 1 << 5}  # line 0, then three more
+
+# Nodes a reference solve may take here (the slowest, 3x3 from the empty board, takes 6.2
+# million from an empty table): a budget, not a clock, so a loaded machine cannot fail it.
+REFERENCE_NODES = 100_000_000
+
+
+@pytest.mark.parametrize("w, h, drawn", sorted(EXACT),
+                         ids=[f"{w}x{h}-{drawn:#x}" for w, h, drawn in sorted(EXACT)])
+def test_recorded_exact_values_are_the_reference_solvers(w, h, drawn):
+    """The recorded value is the reference solver's, and so is the recorded best move's."""
+    value, best = EXACT[w, h, drawn]
+    if (w, h, drawn) in SOLVED_ONCE:
+        assert value == SOLVED_ONCE[w, h, drawn]
+        return
+    assert reference_value(w, h, drawn, max_nodes=REFERENCE_NODES) == value
+    line = tables(w, h).geo.line_id(*best)
+    assert reference_move_values(w, h, drawn, [line],
+                                 max_nodes=REFERENCE_NODES) == {line: value}
+
+
+# the mid-game solves above, and the live siblings of the positions solved once
+ROOTS = [(w, h, drawn) for w, h, drawn in sorted(EXACT) if drawn] + \
+    [(w, h, sib) for (w, h, _d), sib in SIBLINGS.items()]
+
+
+@pytest.mark.parametrize("core", ["python", "c"])
+@pytest.mark.parametrize("w, h, drawn", ROOTS,
+                         ids=[f"{w}x{h}-{drawn:#x}" for w, h, drawn in ROOTS])
+def test_every_root_move_of_a_solve_is_the_reference_value(core, w, h, drawn):
+    """A solve (``analyse_position`` without a limit) of each mid-game position above, and of
+    each sibling of a position solved once: every root move is exact and has the reference
+    solver's value, on both cores."""
+    truth = reference_move_values(w, h, drawn, max_nodes=REFERENCE_NODES)
+    got = analyse_position(w, h, drawn, core=core)
+    t = tables(w, h)
+    assert got.core == core and got.exact and got.value == max(truth.values())
+    assert all(m.exact for m in got.moves)
+    assert {t.geo.line_id(*m.move): m.value for m in got.moves} == truth

@@ -25,6 +25,10 @@ from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
 from boxfish.engine.search import SearchAborted
 from tests.engine.dots.reference import reference_move_values, reference_value
 
+#: nodes the reference solver may search for one answer here (the positions below take at
+#: most a few million): a budget, not a clock, so a loaded machine cannot make it give up
+REFERENCE_NODES = 200_000_000
+
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="the compiled core is not built")
 
 
@@ -78,7 +82,7 @@ def test_threaded_analyses_give_the_reference_values(searchers):
         game = load_game("dots-and-boxes", width=w, height=h)
         state = game.from_lines(lines_of(drawn, t.nl), to_move=0)
         a = analyse(state, time_ms=None, threads=2, cache=cache)
-        truth = reference_value(w, h, drawn, max_seconds=300)
+        truth = reference_value(w, h, drawn, max_nodes=REFERENCE_NODES)
         assert a.exact and a.value == truth, (w, h, hex(drawn), a.value, truth)
         assert a.lower == a.upper == truth
     assert len(searchers) == len(cases)
@@ -100,7 +104,7 @@ def test_many_threaded_searches_give_the_reference_values(table_bytes):
         for drawn in _positions(w, h, undrawn, 6, seed):
             s = _threaded(t, threads=4, caches=caches)
             v = s.search(drawn, -INF, INF, PROVEN)
-            assert v == reference_value(w, h, drawn, max_seconds=300), (w, h, hex(drawn))
+            assert v == reference_value(w, h, drawn, max_nodes=REFERENCE_NODES), (w, h, hex(drawn))
             checked += 1
             helped += s.core.helper_nodes > 0  # (not in a search of under 16 nodes)
     assert checked == 36 and helped >= 30
@@ -111,7 +115,7 @@ def test_threaded_zero_window_passes_give_true_bounds():
     a true bound of the reference value, and the passes meet at it."""
     t = tables(4, 4)
     for drawn in _positions(4, 4, (26, 29), 2, 2303):
-        truth = reference_value(4, 4, drawn, max_seconds=300)
+        truth = reference_value(4, 4, drawn, max_nodes=REFERENCE_NODES)
         s = _threaded(t)
         lo, hi, guess = -INF, INF, 0
         while lo < hi:
@@ -141,7 +145,7 @@ def test_a_table_grows_while_threads_search_it():
     assert table.capacity > start
     assert len(table) * 8 <= table.capacity * 2  # grown as it filled, not after
     assert s.core.helper_nodes > 0
-    assert v == reference_value(4, 4, drawn, max_seconds=300)
+    assert v == reference_value(4, 4, drawn, max_nodes=REFERENCE_NODES)
 
 
 def test_wide_tables_give_the_single_thread_values():
@@ -180,7 +184,10 @@ def test_a_deadline_stops_every_thread():
 
     t = tables(5, 5)
     drawn = _positions(5, 5, (44,), 1, 2307)[0]
-    s = _threaded(t, deadline=time.perf_counter() + 0.3)
+    s = _threaded(t)
+    # set once the table is made, and a second away: the helpers start after 16 nodes, long
+    # before it on any machine (the search itself would take hours)
+    s.deadline = time.perf_counter() + 1.0
     with pytest.raises(SearchAborted):
         s.search(drawn, -INF, INF, PROVEN)
     assert s.core.helper_nodes > 0
@@ -279,7 +286,7 @@ def test_threaded_move_values_are_the_reference_values(searchers):
     t = tables(4, 4)
     drawn = _positions(4, 4, (28,), 1, 2310)[0]
     a = analyse_position(4, 4, drawn, core="c", threads=2)
-    truth = reference_move_values(4, 4, drawn, max_seconds=300)
+    truth = reference_move_values(4, 4, drawn, max_nodes=REFERENCE_NODES)
     assert a.exact and len(a.moves) == len(truth)
     for m in a.moves:
         assert m.exact and m.value == truth[t.geo.line_id(*m.move)], m

@@ -1,18 +1,24 @@
 """An independent exact Dots-and-Boxes solver, the oracle the engine is checked against.
 
-``solver.c`` (beside this file) is a plain negamax alpha-beta in C over the drawn-lines bitmask
-with a transposition table of bounds and move ordering only; it shares no code with the engine.
-It is compiled on first use with the system ``gcc -O2 -shared -fPIC`` into a cache directory
-under the system's temporary directory, keyed by the hash of the source (so an edited source is
-rebuilt), and loaded with ctypes.
+``solver.c`` (beside this file, with the search it includes twice, ``search.h``) is a plain
+negamax alpha-beta in C over the drawn-lines bitmask with a transposition table of bounds and
+move ordering only; it shares no code with the engine. It is compiled on first use with the
+system ``gcc -O2 -shared -fPIC`` into a cache directory under the system's temporary directory,
+keyed by the hash of the sources (so an edited source is rebuilt), and loaded with ctypes.
 
 Lines are OpenSpiel's action ids (horizontal lines first, row-major, then vertical ones) and a
 position is the int with bit ``i`` set for each drawn line ``i``. The value of a position is
 for the player to move: the boxes they will still take minus the opponent's under optimal play
 (a line completing ``c > 0`` boxes keeps the turn: ``c + value(child)``, else
-``-value(child)``). Any board of at most 64 lines works (1x1 up to 5x5, 4x6, 3x8, 1x21).
+``-value(child)``). Any board of at most 128 lines works (1x1 up to 8x7, 12x4, 1x42; no
+board has exactly 128 lines): boards of up to 64 lines are searched over 64-bit masks, bigger
+ones over 128-bit masks, which the solver takes as two 64-bit halves. How far from the end a
+position can be and still be solved depends on its undrawn lines and its chains, not on the
+board: a 5x5 mid-game position of 36 undrawn lines takes about a second, every two more lines
+about four times as long; endgames of long chains go much further (a 7x7 one with 48 undrawn
+lines: a fifth of a second). bench/reference_solver_bench.py measures it.
 
-One transposition table (2^``TABLE_LOG2`` entries of 16 bytes, allocated on first use) is kept
+One transposition table (2^``TABLE_LOG2`` entries of 24 bytes, allocated on first use) is kept
 for the life of the process and shared by every call, whatever the board (entries are tagged
 with the board size); :func:`clear_table` empties it, e.g. to time solves from scratch. Calls
 are serialised by a lock.
@@ -35,10 +41,14 @@ __all__ = ["ReferenceGaveUp", "ReferenceUnavailable", "clear_table", "last_nodes
            "reference_move_values", "reference_value"]
 
 SOURCE = Path(__file__).with_name("solver.c")
+#: every file the build reads (the search is included by solver.c)
+SOURCES = (SOURCE, SOURCE.with_name("search.h"))
 CFLAGS = ("-O2", "-shared", "-fPIC", "-mpopcnt")
-#: log2 of the table's entries (16 bytes each: 2^25 = 512 MiB, touched only as it is used)
+#: log2 of the table's entries (24 bytes each: 2^25 = 768 MiB, touched only as it is used)
 TABLE_LOG2 = 25
-MAX_LINES = 64
+#: the widest mask the solver takes (two 64-bit halves)
+MAX_LINES = 128
+_HALF = (1 << 64) - 1
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -65,7 +75,7 @@ def _build() -> ctypes.CDLL:
     gcc = shutil.which("gcc")
     if gcc is None:
         raise ReferenceUnavailable("the reference solver needs gcc on PATH (none found)")
-    src = SOURCE.read_bytes()
+    src = b"".join(p.read_bytes() for p in SOURCES)
     flags = _cflags()
     digest = hashlib.sha256(src + " ".join(flags).encode()).hexdigest()[:16]
     cache = Path(tempfile.gettempdir()) / f"boxfish-refsolver-{digest}"
@@ -84,10 +94,15 @@ def _build() -> ctypes.CDLL:
     lib.ref_table_init.restype = ctypes.c_int
     lib.ref_table_clear.argtypes = []
     lib.ref_table_clear.restype = ctypes.c_int
-    lib.ref_solve.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_double,
-                              ctypes.c_int64, ctypes.POINTER(ctypes.c_int),
+    lib.ref_solve.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
+                              ctypes.c_double, ctypes.c_int64, ctypes.POINTER(ctypes.c_int),
                               ctypes.POINTER(ctypes.c_int64)]
     lib.ref_solve.restype = ctypes.c_int
+    lib.ref_max_lines.argtypes = []
+    lib.ref_max_lines.restype = ctypes.c_int
+    if lib.ref_max_lines() != MAX_LINES:
+        raise ReferenceUnavailable(f"{lib_path} takes {lib.ref_max_lines()} lines, not "
+                                   f"{MAX_LINES}")
     if lib.ref_table_init(TABLE_LOG2) != 0:
         raise ReferenceUnavailable(f"cannot allocate the solver's table (2^{TABLE_LOG2} "
                                    f"entries)")
@@ -104,7 +119,7 @@ def _library() -> ctypes.CDLL:
 
 def _geometry(w: int, h: int) -> tuple[int, list[int]]:
     """(number of lines, the four-line mask of each box) of a w x h board; ValueError for a
-    board of more than 64 lines."""
+    board of more than 128 lines."""
     if not (isinstance(w, int) and isinstance(h, int)) or w < 1 or h < 1:
         raise ValueError(f"board sizes are positive ints, got {w!r} x {h!r}")
     nh = (h + 1) * w
@@ -131,8 +146,8 @@ def _solve(lib, w: int, h: int, drawn: int, deadline: float | None,
             raise ReferenceGaveUp(f"no time left to solve {w}x{h} {drawn:#x}")
     value = ctypes.c_int()
     nodes = ctypes.c_int64()
-    rc = lib.ref_solve(w, h, drawn, secs, max_nodes or 0, ctypes.byref(value),
-                       ctypes.byref(nodes))
+    rc = lib.ref_solve(w, h, drawn & _HALF, drawn >> 64, secs, max_nodes or 0,
+                       ctypes.byref(value), ctypes.byref(nodes))
     _last_nodes += nodes.value
     if rc == 1:
         raise ReferenceGaveUp(f"the reference solver gave up on {w}x{h} {drawn:#x} after "
@@ -157,7 +172,7 @@ def reference_value(w: int, h: int, drawn: int, max_seconds: float | None = None
 
     Raises :class:`ReferenceGaveUp` when ``max_seconds`` (wall time) or ``max_nodes`` run out
     first, :class:`ReferenceUnavailable` when the solver cannot be built (no gcc), and
-    ``ValueError`` for a board of more than 64 lines or a mask with bits off the board."""
+    ``ValueError`` for a board of more than 128 lines or a mask with bits off the board."""
     _check(w, h, drawn)
     global _last_nodes
     with _lock:

@@ -18,8 +18,12 @@
  * play. A line that completes c > 0 boxes keeps the turn (value c + child), any other line
  * passes it (value -child).
  *
- * Boards of at most 64 lines (so at most 25 boxes). Not thread-safe: one table, one search at
- * a time (the Python wrapper holds a lock).
+ * Boards of at most 128 lines (no board has exactly 128: the largest are 8x7 and 7x8 with
+ * 127 lines and 56 boxes). The search (search.h) is compiled twice, over 64-bit masks for
+ * boards of up to 64 lines and over unsigned __int128 masks for the others: the same code,
+ * and the small boards keep the speed of 64-bit arithmetic. A position is passed as the two
+ * 64-bit halves of its mask. Not thread-safe: one table, one search at a time (the Python
+ * wrapper holds a lock).
  */
 
 #include <stdint.h>
@@ -28,8 +32,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#define MAX_LINES 64
-#define MAX_BOXES 32
+#define MAX_LINES 128
+#define MAX_BOXES 64
 #define NO_MOVE 255
 #define BIG 100
 /* enhanced transposition cut-offs at nodes with this many undrawn lines or more (5x5 with 38
@@ -37,17 +41,19 @@
  * than none, 10 best) */
 #define ETC_MIN_UNDRAWN 10
 
+typedef unsigned __int128 u128;
+
 typedef struct {
-    uint64_t key;     /* the drawn lines */
+    uint64_t key;     /* the drawn lines (of a board of more than 64 lines: lines 0-63) */
+    uint64_t key_hi;  /* lines 64-127 of a board of more than 64 lines, else 0 */
     int8_t lo, hi;    /* bounds on the value for the player to move */
     uint8_t move;     /* the best (or refuting) line found, NO_MOVE if none */
     uint8_t undrawn;  /* undrawn lines of the position; 0 = empty slot */
     uint16_t board;   /* which board size the entry belongs to */
-    uint16_t pad1;
-    uint32_t pad2;
-} Entry;
+    uint16_t pad;
+} Entry;              /* 24 bytes */
 
-#define WAYS 4 /* entries per bucket: one 64-byte cache line */
+#define WAYS 4 /* entries per bucket */
 
 static Entry *table = NULL;
 static void *table_raw = NULL; /* the mapping (table: its first 2 MiB boundary) */
@@ -58,9 +64,11 @@ static int table_log2 = 0;
 /* the board being searched */
 static int nl, nb;
 static uint16_t board_tag;
-static uint64_t full;
-static uint64_t box_mask[MAX_BOXES];
-static uint32_t line_box_mask[MAX_LINES]; /* the boxes a line borders */
+static uint64_t full64;               /* the board's lines, when it has at most 64 */
+static uint64_t box_mask64[MAX_BOXES];
+static u128 full128;                  /* the board's lines, any board */
+static u128 box_mask128[MAX_BOXES];
+static uint64_t line_box_mask[MAX_LINES]; /* the boxes a line borders */
 
 /* the history heuristic: how much each line refuted (cut off) in this solve; it only orders
  * the lines within each of the groups below */
@@ -133,34 +141,42 @@ int ref_table_clear(void) {
     return ref_table_init(log2_entries);
 }
 
+/* The largest board the solver takes, in lines (for the wrapper's checks). */
+int ref_max_lines(void) { return MAX_LINES; }
+
 static int setup_board(int w, int h) {
-    if (w < 1 || h < 1) return -1;
+    if (w < 1 || h < 1 || w > 255 || h > 255) return -1;
     int H = (h + 1) * w;
     int n = H + h * (w + 1);
     if (n > MAX_LINES || w * h > MAX_BOXES) return -1;
     nl = n;
     nb = w * h;
     board_tag = (uint16_t)((w << 8) | h);
-    full = nl == 64 ? ~(uint64_t)0 : (((uint64_t)1 << nl) - 1);
+    full128 = nl == 128 ? ~(u128)0 : (((u128)1 << nl) - 1);
+    full64 = (uint64_t)full128; /* used only when nl <= 64 */
     memset(line_box_mask, 0, sizeof line_box_mask);
     for (int r = 0; r < h; r++) {
         for (int c = 0; c < w; c++) {
             int b = r * w + c;
             int top = r * w + c, bottom = (r + 1) * w + c;
             int left = H + r * (w + 1) + c, right = left + 1;
-            box_mask[b] = ((uint64_t)1 << top) | ((uint64_t)1 << bottom) |
-                          ((uint64_t)1 << left) | ((uint64_t)1 << right);
-            line_box_mask[top] |= (uint32_t)1 << b;
-            line_box_mask[bottom] |= (uint32_t)1 << b;
-            line_box_mask[left] |= (uint32_t)1 << b;
-            line_box_mask[right] |= (uint32_t)1 << b;
+            box_mask128[b] = ((u128)1 << top) | ((u128)1 << bottom) | ((u128)1 << left) |
+                             ((u128)1 << right);
+            box_mask64[b] = (uint64_t)box_mask128[b];
+            line_box_mask[top] |= (uint64_t)1 << b;
+            line_box_mask[bottom] |= (uint64_t)1 << b;
+            line_box_mask[left] |= (uint64_t)1 << b;
+            line_box_mask[right] |= (uint64_t)1 << b;
         }
     }
     return 0;
 }
 
-static inline Entry *bucket_of(uint64_t d) {
+/* The bucket of a position given as the halves of its mask (hi = 0 for boards of up to 64
+ * lines). */
+static inline Entry *bucket_of(uint64_t d, uint64_t hi) {
     uint64_t x = d ^ ((uint64_t)board_tag << 48);
+    x ^= hi * 0xC2B2AE3D27D4EB4FULL;
     x *= 0x9E3779B97F4A7C15ULL;
     x ^= x >> 29;
     x *= 0xBF58476D1CE4E5B9ULL;
@@ -168,20 +184,22 @@ static inline Entry *bucket_of(uint64_t d) {
     return table + (x & bucket_mask) * WAYS;
 }
 
-static inline Entry *probe(uint64_t d) {
-    Entry *b = bucket_of(d);
+static inline Entry *probe(uint64_t d, uint64_t hi) {
+    Entry *b = bucket_of(d, hi);
     for (int i = 0; i < WAYS; i++)
-        if (b[i].undrawn && b[i].key == d && b[i].board == board_tag) return &b[i];
+        if (b[i].undrawn && b[i].key == d && b[i].key_hi == hi && b[i].board == board_tag)
+            return &b[i];
     return NULL;
 }
 
-/* Stores bounds [lo, hi] of d (intersected with what the table already knows of d); a new
- * entry replaces the one of its bucket with the fewest undrawn lines (the cheapest to redo). */
-static void store(uint64_t d, int undrawn, int lo, int hi, int move) {
-    Entry *b = bucket_of(d);
+/* Stores bounds [lo, hi] of the position d, dhi (intersected with what the table already
+ * knows of it); a new entry replaces the one of its bucket with the fewest undrawn lines (the
+ * cheapest to redo). */
+static void store(uint64_t d, uint64_t dhi, int undrawn, int lo, int hi, int move) {
+    Entry *b = bucket_of(d, dhi);
     Entry *e = NULL;
     for (int i = 0; i < WAYS; i++) {
-        if (b[i].undrawn && b[i].key == d && b[i].board == board_tag) {
+        if (b[i].undrawn && b[i].key == d && b[i].key_hi == dhi && b[i].board == board_tag) {
             e = &b[i];
             if (e->lo > lo) lo = e->lo;
             if (e->hi < hi) hi = e->hi;
@@ -195,6 +213,7 @@ static void store(uint64_t d, int undrawn, int lo, int hi, int move) {
             if (b[i].undrawn < e->undrawn) e = &b[i];
     }
     e->key = d;
+    e->key_hi = dhi;
     e->board = board_tag;
     e->undrawn = (uint8_t)undrawn;
     e->lo = (int8_t)lo;
@@ -202,158 +221,56 @@ static void store(uint64_t d, int undrawn, int lo, int hi, int move) {
     e->move = (uint8_t)move;
 }
 
-/* Negamax alpha-beta, fail-soft. ``left``: boxes not yet completed in d. */
-static int search(uint64_t d, int alpha, int beta, int left) {
-    if (d == full) return 0;
-    if (left <= alpha) return left;   /* the value is at most left */
-    if (-left >= beta) return -left;  /* and at least -left */
-    nodes++;
-    if ((nodes & 0x3fff) == 0) {
-        if ((max_nodes > 0 && nodes >= max_nodes) || (deadline > 0 && now() > deadline))
-            aborted = 1;
-    }
-    if (aborted) return 0;
+/* the search over 64-bit masks: boards of up to 64 lines */
+#define MASK uint64_t
+#define NAMED(f) f##64
+#define FULL full64
+#define BOX_MASK box_mask64
+#define HALVES 1
+#define HALF(m, i) ((uint64_t)(m))
+#include "search.h"
+#undef MASK
+#undef NAMED
+#undef FULL
+#undef BOX_MASK
+#undef HALVES
+#undef HALF
 
-    uint64_t free_lines = full & ~d;
-    int undrawn = __builtin_popcountll(free_lines);
-    int tt_move = NO_MOVE;
-    Entry *e = probe(d);
-    if (e) {
-        int lo = e->lo, hi = e->hi;
-        if (lo >= beta) return lo;
-        if (hi <= alpha) return hi;
-        if (lo == hi) return lo;
-        if (lo > alpha) alpha = lo;
-        if (hi < beta) beta = hi;
-        tt_move = e->move;
-    }
+/* the search over 128-bit masks: every board */
+#define MASK u128
+#define NAMED(f) f##128
+#define FULL full128
+#define BOX_MASK box_mask128
+#define HALVES 2
+#define HALF(m, i) ((uint64_t)((m) >> (64 * (i))))
+#include "search.h"
+#undef MASK
+#undef NAMED
+#undef FULL
+#undef BOX_MASK
+#undef HALVES
+#undef HALF
 
-    /* valence 2 and valence 3 boxes */
-    uint32_t v2 = 0, v3 = 0;
-    for (int b = 0; b < nb; b++) {
-        int c = __builtin_popcountll(d & box_mask[b]);
-        if (c == 3) v3 |= (uint32_t)1 << b;
-        else if (c == 2) v2 |= (uint32_t)1 << b;
-    }
-
-    /* order: table move, captures (two boxes before one), safe lines, lines that give one
-     * box its third side, lines that give two */
-    uint8_t order[MAX_LINES];
-    uint8_t caps[MAX_LINES], safe[MAX_LINES], give1[MAX_LINES], give2[MAX_LINES];
-    int nc = 0, ns = 0, ng1 = 0, ng2 = 0, n = 0;
-    uint64_t f = free_lines;
-    while (f) {
-        int ln = __builtin_ctzll(f);
-        f &= f - 1;
-        if (ln == tt_move) continue;
-        uint32_t lb = line_box_mask[ln];
-        int c = __builtin_popcount(lb & v3);
-        if (c) {
-            caps[nc++] = (uint8_t)(ln | (c == 2 ? 0x80 : 0));
-        } else {
-            int g = __builtin_popcount(lb & v2);
-            if (g == 0) safe[ns++] = (uint8_t)ln;
-            else if (g == 1) give1[ng1++] = (uint8_t)ln;
-            else give2[ng2++] = (uint8_t)ln;
-        }
-    }
-    by_history(safe, ns);
-    by_history(give1, ng1);
-    if (tt_move != NO_MOVE && (free_lines >> tt_move & 1)) order[n++] = (uint8_t)tt_move;
-    for (int i = 0; i < nc; i++) if (caps[i] & 0x80) order[n++] = caps[i] & 0x7f;
-    for (int i = 0; i < nc; i++) if (!(caps[i] & 0x80)) order[n++] = caps[i];
-    memcpy(order + n, safe, ns); n += ns;
-    memcpy(order + n, give1, ng1); n += ng1;
-    memcpy(order + n, give2, ng2); n += ng2;
-
-    /* enhanced transposition cut-off: a child whose table bounds already refute the window
-     * (probed only far from the leaves, where a search saved is worth the probes) */
-    if (undrawn >= ETC_MIN_UNDRAWN) {
-        for (int i = 0; i < n; i++)
-            __builtin_prefetch(bucket_of(d | ((uint64_t)1 << order[i])));
-        for (int i = 0; i < n; i++) {
-            int ln = order[i];
-            Entry *ce = probe(d | ((uint64_t)1 << ln));
-            if (!ce) continue;
-            int c = __builtin_popcount(line_box_mask[ln] & v3);
-            int lower = c ? c + ce->lo : -ce->hi;
-            if (lower >= beta) {
-                store(d, undrawn, lower, BIG, ln);
-                return lower;
-            }
-        }
-    }
-
-    int a0 = alpha;
-    int best = -BIG, best_move = NO_MOVE;
-    for (int i = 0; i < n; i++) {
-        int ln = order[i];
-        uint64_t child = d | ((uint64_t)1 << ln);
-        int c = __builtin_popcount(line_box_mask[ln] & v3);
-        int v;
-        if (c) v = c + search(child, alpha - c, beta - c, left - c);
-        else v = -search(child, -beta, -alpha, left);
-        if (aborted) return 0;
-        if (v > best) {
-            best = v;
-            best_move = ln;
-            if (v > alpha) {
-                alpha = v;
-                if (v >= beta) {
-                    if (!c) history[ln] += (uint64_t)undrawn * undrawn;
-                    break;
-                }
-            }
-        }
-    }
-    if (best <= a0) store(d, undrawn, -BIG, best, best_move);
-    else if (best >= beta) store(d, undrawn, best, BIG, best_move);
-    else store(d, undrawn, best, best, best_move);
-    return best;
-}
-
-static int completed_boxes(uint64_t d) {
-    int k = 0;
-    for (int b = 0; b < nb; b++)
-        if ((d & box_mask[b]) == box_mask[b]) k++;
-    return k;
-}
-
-/* The exact value of ``drawn`` on a w x h board for the player to move, by MTD(f)
- * (zero-window searches; the table keeps the bounds between them).
+/* The exact value of the position ``drawn_lo | drawn_hi << 64`` (lines 0-63, lines 64-127)
+ * on a w x h board for the player to move, by MTD(f) (zero-window searches; the table keeps
+ * the bounds between them).
  * Limits: ``max_seconds`` (<= 0: none) and ``max_nodes`` (<= 0: none), counted from this call.
- * Returns 0 and sets *value; 1 when a limit stopped it; -1 for a bad board or mask; -2 when
- * the table cannot be allocated. *nodes_out: the nodes searched (may be NULL). */
-int ref_solve(int w, int h, uint64_t drawn, double max_seconds, int64_t node_limit,
-              int *value, int64_t *nodes_out) {
+ * Returns 0 and sets *value; 1 when a limit stopped it; -1 for a bad board or a mask with a
+ * line off the board; -2 when the table cannot be allocated. *nodes_out: the nodes searched
+ * (may be NULL). */
+int ref_solve(int w, int h, uint64_t drawn_lo, uint64_t drawn_hi, double max_seconds,
+              int64_t node_limit, int *value, int64_t *nodes_out) {
     if (setup_board(w, h) != 0) return -1;
-    if (drawn & ~full) return -1;
+    u128 drawn = (u128)drawn_hi << 64 | drawn_lo;
+    if (drawn & ~full128) return -1;
     if (!table && ref_table_init(24) != 0) return -2;
     nodes = 0;
     aborted = 0;
     memset(history, 0, sizeof history);
     max_nodes = node_limit;
     deadline = max_seconds > 0 ? now() + max_seconds : 0;
-    int left = nb - completed_boxes(drawn);
-    int lo = -left, hi = left;
-    Entry *e = probe(drawn);
-    if (e) {
-        if (e->lo > lo) lo = e->lo;
-        if (e->hi < hi) hi = e->hi;
-    }
-    int g = 0;
-    if (g < lo) g = lo;
-    if (g > hi) g = hi;
-    while (lo < hi) {
-        int beta = g == lo ? g + 1 : g;
-        int v = search(drawn, beta - 1, beta, left);
-        if (aborted) break;
-        if (v >= beta) lo = v;
-        else hi = v;
-        g = v;
-    }
+    if (nl <= 64) mtdf64(drawn_lo, value);
+    else mtdf128(drawn, value);
     if (nodes_out) *nodes_out = nodes;
-    if (aborted) return 1;
-    *value = lo;
-    return 0;
+    return aborted ? 1 : 0;
 }
