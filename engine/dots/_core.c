@@ -520,6 +520,7 @@ typedef struct {
     int wide;
     size_t mask, used, nbytes;
     size_t max_mask;        /* the table grows (doubling) up to max_mask + 1 slots */
+    size_t grow_mask;       /* ...and a search grows it up to grow_mask + 1 (see reserve) */
     unsigned long long evictions, refused;
     uint8_t gen;
     int busy;
@@ -715,7 +716,7 @@ static void table_flush(Table *T)
         if (slot) {                                                                            \
             size_t used = count_used(T);                                                       \
             NAME##_put(slot, key, pack(depth, lo, hi, move, gen));                             \
-            if (used * GROW_AT > mask + 1 && mask < T->max_mask)                               \
+            if (used * GROW_AT > mask + 1 && mask < T->grow_mask)                              \
                 table_grow(T);                                                                 \
             return;                                                                            \
         }                                                                                      \
@@ -779,7 +780,7 @@ static void table_grow_now(Table *T)
     size_t mask2 = T->mask * 2 + 1, es = entry_size(T->wide);
     void *e2 = entries_alloc((mask2 + 1) * es);
     if (!e2) { /* no memory: stay at this size */
-        T->max_mask = T->mask;
+        T->max_mask = T->grow_mask = T->mask;
         return;
     }
     if (T->wide)
@@ -856,6 +857,7 @@ static int table_clear(Table *T)
     entries_free(T->e, T->nbytes);
     T->e = e;
     T->mask = slots - 1;
+    T->grow_mask = T->max_mask;
     T->nbytes = slots * es;
     memos_clear(&T->memo);
     T->used = 0;
@@ -933,7 +935,7 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return PyErr_NoMemory();
     }
     T->mask = slots - 1;
-    T->max_mask = max_slots - 1;
+    T->max_mask = T->grow_mask = max_slots - 1;
     T->gen = 1;
     return (PyObject *)T;
 }
@@ -1116,7 +1118,44 @@ static PyObject *Table_import_proven(Table *T, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* A timed search must not stop to rehash the table (a doubling of a table of a second's
+ * search, 64 to 128 MiB, took 50-300 ms on a loaded 2-core machine: the deadline's overrun),
+ * so it grows the table before its clock matters, to the size its time needs, and no further. */
+static PyObject *Table_reserve(Table *T, PyObject *arg)
+{
+    long long nbytes = PyLong_AsLongLong(arg);
+    if (nbytes == -1 && PyErr_Occurred())
+        return NULL;
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return NULL;
+    }
+    size_t es = entry_size(T->wide), slots = 1;
+    while (nbytes > 0 && slots * 2 * es <= (unsigned long long)nbytes && slots <= T->max_mask)
+        slots *= 2;
+    while (T->mask + 1 < slots && T->mask < T->max_mask) {
+        size_t before = T->mask;
+        table_grow_now(T);
+        if (T->mask == before) /* no memory */
+            break;
+    }
+    T->grow_mask = T->mask;
+    return PyLong_FromSize_t(T->nbytes);
+}
+
+static PyObject *Table_release(Table *T, PyObject *unused)
+{
+    T->grow_mask = T->max_mask;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Table_methods[] = {
+    {"reserve", (PyCFunction)Table_reserve, METH_O,
+     "reserve(nbytes) -> nbytes now: grow the table now to nbytes of entries (a power of two "
+     "of slots, at most max_nbytes; it never shrinks) and let no search grow it further "
+     "until release() or clear()."},
+    {"release", (PyCFunction)Table_release, METH_NOARGS,
+     "Let searches grow the table again as it fills, up to max_nbytes."},
     {"get", (PyCFunction)Table_get, METH_O,
      "get(key) -> (depth, lo, hi, move) or None."},
     {"store", (PyCFunction)Table_store, METH_VARARGS,
