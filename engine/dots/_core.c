@@ -520,7 +520,8 @@ typedef struct {
     int wide;
     size_t mask, used, nbytes;
     size_t max_mask;        /* the table grows (doubling) up to max_mask + 1 slots */
-    size_t grow_mask;       /* ...and a search grows it up to grow_mask + 1 (see reserve) */
+    size_t grow_mask;       /* ...and the running search up to grow_mask + 1 */
+    double grow_deadline;   /* the running search's deadline (mono_now), 0 for none */
     unsigned long long evictions, refused;
     uint8_t gen;
     int busy;
@@ -793,8 +794,26 @@ static void table_grow_now(Table *T)
     T->nbytes = (mask2 + 1) * es;
 }
 
+/* A growth rehashes the whole table into fresh memory, which is zeroed as it is first
+ * touched: 6.0-6.5 ms per MiB of the new table on a loaded 2-core machine (16 to 256 MiB;
+ * about a third of that unloaded). A search with a deadline grows the table only while that
+ * much time is left, so no rehash runs past the deadline (the doubling of a 1 s search's
+ * table, 64 to 128 MiB, made answers up to 0.3 s late). Once it refuses, it does not try
+ * again until its next call. (Growing the table to the time's needs before the search
+ * instead cost more: its pages are all touched at once, at about 1 s a GiB here.) */
+#define GROW_SECONDS_PER_MIB 0.008
+
+static double mono_now(void);
+
 static void table_grow(Table *T)
 {
+    if (T->grow_deadline > 0) {
+        double mib = (double)((T->mask + 1) * 2 * entry_size(T->wide)) / (1 << 20);
+        if (mono_now() + mib * GROW_SECONDS_PER_MIB > T->grow_deadline) {
+            T->grow_mask = T->mask;
+            return;
+        }
+    }
     if (T->sh)
         shared_request_grow(T->sh);
     else
@@ -1118,44 +1137,7 @@ static PyObject *Table_import_proven(Table *T, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* A timed search must not stop to rehash the table (a doubling of a table of a second's
- * search, 64 to 128 MiB, took 50-300 ms on a loaded 2-core machine: the deadline's overrun),
- * so it grows the table before its clock matters, to the size its time needs, and no further. */
-static PyObject *Table_reserve(Table *T, PyObject *arg)
-{
-    long long nbytes = PyLong_AsLongLong(arg);
-    if (nbytes == -1 && PyErr_Occurred())
-        return NULL;
-    if (T->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
-        return NULL;
-    }
-    size_t es = entry_size(T->wide), slots = 1;
-    while (nbytes > 0 && slots * 2 * es <= (unsigned long long)nbytes && slots <= T->max_mask)
-        slots *= 2;
-    while (T->mask + 1 < slots && T->mask < T->max_mask) {
-        size_t before = T->mask;
-        table_grow_now(T);
-        if (T->mask == before) /* no memory */
-            break;
-    }
-    T->grow_mask = T->mask;
-    return PyLong_FromSize_t(T->nbytes);
-}
-
-static PyObject *Table_release(Table *T, PyObject *unused)
-{
-    T->grow_mask = T->max_mask;
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef Table_methods[] = {
-    {"reserve", (PyCFunction)Table_reserve, METH_O,
-     "reserve(nbytes) -> nbytes now: grow the table now to nbytes of entries (a power of two "
-     "of slots, at most max_nbytes; it never shrinks) and let no search grow it further "
-     "until release() or clear()."},
-    {"release", (PyCFunction)Table_release, METH_NOARGS,
-     "Let searches grow the table again as it fills, up to max_nbytes."},
     {"get", (PyCFunction)Table_get, METH_O,
      "get(key) -> (depth, lo, hi, move) or None."},
     {"store", (PyCFunction)Table_store, METH_VARARGS,
@@ -2713,6 +2695,8 @@ static PyObject *Core_search(Core *S, PyObject *args)
         pthread_cond_init(&sh->cv, NULL);
     }
     S->abort = 0;
+    S->T->grow_mask = S->T->max_mask;
+    S->T->grow_deadline = S->has_deadline ? S->c_deadline : 0;
     S->busy = S->T->busy = 1;
     int v;
     Py_BEGIN_ALLOW_THREADS
@@ -2722,6 +2706,8 @@ static PyObject *Core_search(Core *S, PyObject *args)
         v = search(S, drawn, alpha, beta, depth, vals, NULL, 0, 0, 0, 0, NULL);
     Py_END_ALLOW_THREADS
     S->busy = S->T->busy = 0;
+    S->T->grow_deadline = 0;
+    S->T->grow_mask = S->T->max_mask;
     if (sh) {
         pthread_mutex_destroy(&sh->mu);
         pthread_cond_destroy(&sh->cv);

@@ -50,21 +50,6 @@ OWN_TABLE_MAX_BYTES = 4 << 30
 OWN_TABLE_MIN_BYTES = 64 << 20
 
 
-#: A timed search's compiled table is grown before the search to the bytes its time needs
-#: (:func:`timed_table_bytes`) and not during it: this many entries stored per second and
-#: thread (a 1 s search on 5x5 stored 0.50-0.52 million, on a loaded 2-core machine), each
-#: given ``GROW_AT`` slots, as the table keeps while it grows.
-TIMED_ENTRIES_PER_SECOND = 1_000_000
-GROW_AT = 8
-
-
-def timed_table_bytes(seconds: float, threads: int, lines: int) -> int:
-    """The compiled table a search of ``seconds`` on ``threads`` threads on a board of
-    ``lines`` lines reserves (``Table.reserve``; the table's own bound caps it)."""
-    entries = TIMED_ENTRIES_PER_SECOND * max(0.0, seconds) * max(1, threads)
-    return int(entries * GROW_AT * _compiled.entry_bytes(lines))
-
-
 def own_table_bytes() -> int:
     """The compiled table budget of a search's own caches: a quarter of the machine's
     physical memory, between ``OWN_TABLE_MIN_BYTES`` and ``OWN_TABLE_MAX_BYTES``."""

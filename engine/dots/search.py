@@ -441,11 +441,9 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
                         lower=0, upper=0, time_ms=(time.perf_counter() - start) * 1000,
                         core=core)
     if core == "c":
-        threads = compiled.threads_of(threads)
         searcher = CompiledSearcher(t, symmetry=symmetry, deadline=deadline,
-                                    max_nodes=limit.nodes, caches=caches, threads=threads)
-        if deadline is not None:
-            searcher.reserve_for(deadline - time.perf_counter(), threads)
+                                    max_nodes=limit.nodes, caches=caches,
+                                    threads=compiled.threads_of(threads))
     else:
         searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
                             max_nodes=limit.nodes, caches=caches)

@@ -50,7 +50,7 @@ import time
 from ..errors import SearchAborted
 from ..search import SearcherBase
 from . import compiled
-from .caches import DotsCaches, timed_table_bytes
+from .caches import DotsCaches
 from .chain_dp import component_sizes, components, sacrifice_lines
 from .geometry import bits
 from .search_board import Tables
@@ -690,15 +690,8 @@ class CompiledSearcher(Searcher):
     def _build_search(self):
         return None
 
-    def reserve_for(self, seconds: float, threads: int) -> None:
-        """Grow the table now to what a search of ``seconds`` on ``threads`` threads needs,
-        and no further while it runs (:func:`caches.timed_table_bytes`): a growth inside a
-        timed search would overrun its deadline. :meth:`close` lifts that."""
-        self.tt.reserve(timed_table_bytes(seconds, threads, self.t.nl))
-
     def close(self) -> None:
         self.search = None
-        self.tt.release()
 
 
 def _core_attribute(name: str) -> property:
