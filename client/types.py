@@ -152,7 +152,8 @@ class Analysis:
 
     ``best_move`` (None when the position is over), its ``value`` for the side to move,
     ``bound`` (``exact``, ``lower``, ``upper`` or ``estimate``), ``exact``, the principal
-    variation ``pv``, the ranked ``moves`` (dicts with ``move``, ``value``, ``exact``...),
+    variation ``pv``, the ranked ``moves`` (dicts with ``move``, ``value``, ``exact``, ``bound``,
+    ``lower``, ``upper`` and, for an estimate, the ``depth`` it comes from),
     ``depth`` and ``nodes``; ``lower`` / ``upper``: the proven bounds of the value (None:
     none proven; both equal ``value`` when it is exact); ``id`` is the job's id. The
     engine's whole result is ``raw["result"]``."""

@@ -136,7 +136,10 @@ class Limit:
 @dataclass(frozen=True, slots=True)
 class MoveValue:
     """One legal move with its value for the side to move (``bound``, ``lower``, ``upper``
-    and ``mate_in`` as in :class:`Analysis`, for this move)."""
+    and ``mate_in`` as in :class:`Analysis`, for this move). ``depth``: for an estimate, the
+    depth of the search iteration it comes from (Dots and Boxes: every estimate of one
+    answer comes from the same one, 0 for a static guess); None for an exact value or a
+    proven bound, and for Extreme Tic-Tac-Toe."""
 
     move: Move
     value: float
@@ -145,11 +148,12 @@ class MoveValue:
     mate_in: int | None = None
     lower: float | None = None
     upper: float | None = None
+    depth: int | None = None
 
     def to_dict(self) -> dict:
         return {"move": list(self.move), "value": self.value, "exact": self.exact,
                 "bound": str(self.bound), "lower": self.lower, "upper": self.upper,
-                "mate_in": self.mate_in}
+                "depth": self.depth, "mate_in": self.mate_in}
 
 
 @dataclass(frozen=True, slots=True)

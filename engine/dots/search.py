@@ -43,8 +43,6 @@ from .search_tt import INF, PROVEN, TranspositionTable
 GAME_NAME = "dots-and-boxes"
 # with this many undrawn lines or fewer, search straight to the end after two iterations
 SOLVE_LINES = 26
-# play the best move of a heuristic iteration cut short by the deadline when it has one
-USE_PARTIAL = True
 #: A timed analysis of more than ``SOLVE_LINES`` undrawn lines interleaves two searches that
 #: share the table (``anytime``): the heuristic deepening, which may use this share of the
 #: time limit, and proof attempts of the root value (``RootProof``), which get the rest.
@@ -437,6 +435,11 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     t = tables(w, h)
     core = compiled.resolve("python" if core is None and tt is not None else core, t)
     deadline = deadline_of(start, limit.time_ms)
+    legal = bits(t.full & ~drawn)
+    if not legal:
+        return Analysis(game=game, best_move=None, value=0, exact=True, bound=Bound.EXACT,
+                        lower=0, upper=0, time_ms=(time.perf_counter() - start) * 1000,
+                        core=core)
     if core == "c":
         searcher = CompiledSearcher(t, symmetry=symmetry, deadline=deadline,
                                     max_nodes=limit.nodes, caches=caches,
@@ -444,11 +447,18 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     else:
         searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
                             max_nodes=limit.nodes, caches=caches)
-    legal = bits(t.full & ~drawn)
-    if not legal:
-        return Analysis(game=game, best_move=None, value=0, exact=True, bound=Bound.EXACT,
-                        lower=0, upper=0, time_ms=(time.perf_counter() - start) * 1000,
-                        core=core)
+    try:
+        return _search_and_answer(searcher, drawn, legal, limit, multipv, on_progress, game,
+                                  start, deadline, solve, core)
+    finally:
+        searcher.close()
+
+
+def _search_and_answer(searcher: Searcher, drawn: int, legal: list[int], limit: Limit,
+                       multipv, on_progress, game: str, start: float, deadline, solve,
+                       core: str) -> Analysis:
+    """The search of :func:`analyse_position` on ``searcher``, and its answer."""
+    t = searcher.t
     moves_of = t.moves
     max_depth = limit.depth
     if max_depth is not None and max_depth < 1:
@@ -494,7 +504,6 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         pv_lines = searcher.principal_variation(drawn, best.action)
     except RecursionError:  # pragma: no cover - defensive
         pv_lines = [best.action]
-    searcher.close()
     elapsed = (time.perf_counter() - start) * 1000
     return Analysis(
         game=game, best_move=moves_of[best.action], value=value, exact=bound == Bound.EXACT,
@@ -503,7 +512,8 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         nps=int(searcher.nodes / (elapsed / 1000)) if elapsed > 0 else 0, time_ms=elapsed,
         tt_hits=searcher.tt_hits, core=core,
         moves=[MoveValue(move=moves_of[r.action], value=r.value, exact=r.bound == Bound.EXACT,
-                         bound=r.bound, lower=_finite(r.lower), upper=_finite(r.upper))
+                         bound=r.bound, lower=_finite(r.lower), upper=_finite(r.upper),
+                         depth=r.depth)
                for r in ranked])
 
 
@@ -587,7 +597,8 @@ def anytime(searcher: Searcher, drawn: int, multipv: int | None, partial: dict,
 
 @dataclass(slots=True)
 class _Ranked:
-    """A root move as reported: its value, the kind of bound it is, and its proven bounds."""
+    """A root move as reported: its value, the kind of bound it is, its proven bounds, and
+    for an estimate the depth of the search it comes from."""
 
     action: int
     value: int
@@ -596,6 +607,7 @@ class _Ranked:
     upper: int
     dominant: bool
     order: int
+    depth: int | None
 
 
 #: ties of value rank an exact value first, then a lower bound, an estimate, an upper bound
@@ -611,39 +623,32 @@ def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResul
               dominant: frozenset[int]) -> tuple[list[_Ranked], int, int, int]:
     """The root moves, best first, with the root value's proven bounds and the depth.
 
-    Each move's value: the last complete iteration's, improved by what an aborted deeper
-    iteration had already proven (heuristic values of different depths are not mixed; the
-    aborted iteration's best move, if it finished one, is played first: ``USE_PARTIAL``),
-    capped by the dominant moves (:func:`dominant_moves`), then put within the bounds proven
-    for it (its own search, the table's proven entries, the root proof's upper bound): an
-    estimate never contradicts what is proven."""
+    One scale: every heuristic value comes from one search, the last complete iteration
+    (depth ``D``; the moves' static guesses, depth 0, when none completed). An iteration cut
+    short contributes only what it proved, never its heuristic values, which are of another
+    depth. Each move's value is then capped by the dominant moves (:func:`dominant_moves`)
+    and put within the bounds proven for it (its own search, the table's proven entries, the
+    root proof's upper bound): an estimate never contradicts what is proven, and a value
+    moved onto a proven bound is reported as that bound. The best move is the first: the
+    highest value, ties broken by the kind of value (:data:`_BOUND_ORDER`)."""
     t = searcher.t
     results: dict[int, RootMove] = {}
+    depth = 0
     if last is not None:
         by_line = {r.action: r for r in last.moves}
         results = {ln: by_line[ln] for ln in last.searched}
-    depth = last.depth if last is not None else 0
-    solved = last.solved if last is not None else False
-    deeper: RootMove | None = None
+        depth = last.depth
     for ln, r in partial.items():
         old = results.get(ln)
         # a proven value or bound beats a heuristic one
-        if old is None or (r is not old and r.solved and (r.bound == _EXACT
-                                                           or not old.solved)):
+        if r.solved and (old is None or (r is not old and (r.bound == _EXACT
+                                                           or not old.solved))):
             results[ln] = r
-        elif (USE_PARTIAL and r is not old and r.bound == _EXACT and not solved
-              and (not dominant or ln in dominant)
-              and (deeper is None or r.value > deeper.value)):
-            deeper = r
-    missing = [ln for ln in legal if ln not in results]
+    missing = [ln for ln in legal if ln not in results]  # none when an iteration completed
     if missing:
         guesses = _static_values(t, drawn, missing)
         for ln in missing:
             results[ln] = RootMove(ln, guesses[ln], _ESTIMATE, False)
-    if deeper is not None:
-        best = min(results.values(), key=_rank_key)
-        if not (best.solved and best.bound == _EXACT):
-            results[deeper.action] = deeper
     if dominant:
         cap_dominated(results, dominant)
     bounds: dict[int, tuple[int, int]] = {}
@@ -677,14 +682,9 @@ def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResul
         else:
             v = min(max(r.value, lo), hi)
             b = _LOWER if v == lo else _UPPER if v == hi else _ESTIMATE
-        ranked.append(_Ranked(ln, v, b, lo, hi, ln in dominant, i))
+        ranked.append(_Ranked(ln, v, b, lo, hi, ln in dominant, i,
+                              depth if b is _ESTIMATE else None))
     ranked.sort(key=lambda r: (-r.value, _BOUND_ORDER.index(r.bound), not r.dominant, r.order))
-    if deeper is not None and results[deeper.action] is deeper:
-        # the aborted iteration searched this move one ply deeper than the others and found
-        # it the best of those it finished: it leads unless a proven bound says otherwise
-        i = next(i for i, r in enumerate(ranked) if r.action == deeper.action)
-        if i and all(r.lower <= ranked[i].upper for r in ranked):
-            ranked.insert(0, ranked.pop(i))
     lower = max(r.lower for r in ranked)
     upper = max(r.upper for r in ranked)
     if proof is not None:

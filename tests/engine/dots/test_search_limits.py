@@ -4,7 +4,7 @@ A deadline is checked by the CPU time the search spends past it (the Python sear
 boards timed here runs on the caller's thread; a watcher reads that thread's CPU clock when
 the limit is up), which a loaded machine cannot stretch: it only slows the search down before
 and after the deadline alike. The wall time gets a bound many times the limit, which only a
-search that hangs or blocks can miss. ``bench/dots_deadline_bench.py`` measures how far past
+search that hangs or blocks can miss. ``bench/dots_limits_bench.py`` measures how far past
 its limit an analysis returns. Exact values come from the independent reference solver
 (tests/engine/dots/reference)."""
 
