@@ -54,8 +54,8 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=[
         Extension(
-            "boxfish.engine.dots._core",
-            sources=["engine/dots/_core.c"],
+            "boxfish.engine.dots.search._core",
+            sources=["engine/dots/search/_core.c"],
             extra_compile_args=["-O3", "-std=gnu11", "-pthread"],
             extra_link_args=["-pthread"],
             optional=not REQUIRED,

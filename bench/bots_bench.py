@@ -36,7 +36,7 @@ from service_bench import launch_serve, pct, stop_serve  # noqa: E402
 
 from boxfish import engine  # noqa: E402
 from boxfish.client import Client, verify_webhook  # noqa: E402
-from boxfish.service.embedded_redis import free_port  # noqa: E402
+from boxfish.service.runtime.embedded_redis import free_port  # noqa: E402
 
 
 class Receiver:

@@ -38,12 +38,12 @@ import time
 from boxfish.engine import SearchCache, load_game
 from boxfish.engine import analyse as engine_analyse
 from boxfish.engine.analysis import Limit
-from boxfish.engine.dots import search as dots_search
-from boxfish.engine.dots.caches import DotsCaches
 from boxfish.engine.dots.geometry import bits
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_tt import TranspositionTable
+from boxfish.engine.dots.search import driver as dots_search
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.table import TranspositionTable
 
 INF = 1 << 20
 MiB = 1 << 20

@@ -24,10 +24,10 @@ import time
 from boxfish.engine import load_game
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots import DotsState
-from boxfish.engine.dots.caches import DotsCaches
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_tt import TranspositionTable
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.table import TranspositionTable
 
 
 def boxes_handed(pos: DotsState, line: int) -> int:

@@ -35,10 +35,10 @@ import sys
 import time
 
 from boxfish.engine.analysis import Limit, usable_cores
-from boxfish.engine.dots.caches import DotsCaches
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dots_solve_bench import say, table  # noqa: E402  (this folder: the script's own)

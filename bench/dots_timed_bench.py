@@ -57,9 +57,9 @@ sys.path.insert(0, str(ROOT))  # the reference solver lives in the tests
 
 from dots_solve_bench import say, table  # noqa: E402  (this folder: the script's own)
 
-from boxfish.engine.dots import search as current_search  # noqa: E402
 from boxfish.engine.dots.geometry import geometry  # noqa: E402
 from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
+from boxfish.engine.dots.search import driver as current_search  # noqa: E402
 from tests.engine.dots.reference import (  # noqa: E402
     ReferenceGaveUp,
     reference_move_values,
@@ -83,14 +83,18 @@ def load_baseline(rev: str, tmp: Path):
     if gcc is None:
         raise SystemExit("--baseline needs gcc to build the baseline's compiled core")
     # the flags of setup.py's extension, for this interpreter
-    out = pkg / "dots" / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
+    # the search is a package (dots/search/) since the house was given its layers
+    search = "dots.search" if (pkg / "dots" / "search").is_dir() else "dots"
+    core_dir = pkg.joinpath(*search.split("."))
+    out = core_dir / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
     cmd = [gcc, "-O3", "-std=gnu11", "-shared", "-fPIC",
-           f"-I{sysconfig.get_paths()['include']}", str(pkg / "dots" / "_core.c"), "-o",
+           f"-I{sysconfig.get_paths()['include']}", str(core_dir / "_core.c"), "-o",
            str(out)]
     subprocess.run(cmd, check=True)
     sys.path.insert(0, str(tmp))
-    mod = importlib.import_module("baseline_engine.dots.search")
-    compiled = importlib.import_module("baseline_engine.dots.compiled")
+    driver = "dots.search.driver" if search == "dots.search" else "dots.search"
+    mod = importlib.import_module(f"baseline_engine.{driver}")
+    compiled = importlib.import_module(f"baseline_engine.{search}.compiled")
     if not compiled.available():
         raise SystemExit(f"the baseline's compiled core did not import ({out})")
     return mod

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dots_solve_bench import table  # noqa: E402
 
-from boxfish.service.embedded_redis import free_port  # noqa: E402
+from boxfish.service.runtime.embedded_redis import free_port  # noqa: E402
 from tests.image import buildah  # noqa: E402
 
 

@@ -27,7 +27,7 @@ import time
 from service_bench import Client, create_games, old_pythonpath, pct, start_serve
 
 from boxfish import engine
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 
 SIZE = 10
 GAMES = 16

@@ -24,7 +24,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 from boxfish import engine
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from service_bench import launch_serve, pct, stop_serve  # noqa: E402

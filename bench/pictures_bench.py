@@ -23,8 +23,8 @@ import sys
 import time
 
 from boxfish import engine
-from boxfish.service.embedded_redis import free_port
 from boxfish.service.pictures import render
+from boxfish.service.runtime.embedded_redis import free_port
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from service_bench import launch_serve, pct, stop_serve  # noqa: E402

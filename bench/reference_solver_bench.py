@@ -106,7 +106,7 @@ def regression(args) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "engine" / "dots"))
     import test_search_regression as rec  # noqa: E402
 
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
 
     ref = current_reference
     print(f"recorded exact values, current reference solver (fresh table, cap {args.cap} s)")

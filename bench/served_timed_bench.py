@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the reference solver lives in the tests
 
 from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
-from boxfish.engine.dots.search_board import tables  # noqa: E402
-from boxfish.service.embedded_redis import free_port  # noqa: E402
+from boxfish.engine.dots.search.board import tables  # noqa: E402
+from boxfish.service.runtime.embedded_redis import free_port  # noqa: E402
 from tests.engine.dots.reference import (  # noqa: E402
     ReferenceGaveUp,
     reference_move_values,
@@ -67,7 +67,7 @@ def serve(workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
     env["BOXFISH_DATA_DIR"] = tempfile.mkdtemp(prefix="boxfish-served-bench-")
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve", "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve", "--port",
                              str(port), "--workers", str(workers), "--webhook-workers", "0",
                              "--threads", "8"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.STDOUT, start_new_session=True)

@@ -66,8 +66,8 @@ import redis
 
 from boxfish import engine
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import free_port, redis_server_binary
-from boxfish.service.keys import KeySpace
+from boxfish.service.runtime.embedded_redis import free_port, redis_server_binary
+from boxfish.service.store.keys import KeySpace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -257,17 +257,17 @@ def bench_replay(redis_url: str | None) -> dict:
     if redis_url:
         import redis
 
-        from boxfish.service.games import GameService
-        from boxfish.service.keys import KeySpace
-        from boxfish.service.redis_recorder import RedisRecorder
-        from boxfish.service.state_cache import StateCache
+        from boxfish.service.application.games import GameService
+        from boxfish.service.application.state_cache import StateCache
+        from boxfish.service.store.keys import KeySpace
+        from boxfish.service.store.redis_recorder import RedisRecorder
         client = redis.Redis.from_url(redis_url)
         recorder = RedisRecorder(client, KeySpace(os.environ.get("BOXFISH_KEY_PREFIX",
                                                                  "boxfish")))
         writer = GameService(recorder, StateCache(4))
         meta, _ = writer.create(game)
         state = game.new_state()
-        from boxfish.service.games import move_event
+        from boxfish.service.application.games import move_event
         for move in moves:
             played = state.play(move)
             recorder.append(meta.game_id, played.serial, move_event(state, played, 0))
@@ -312,7 +312,7 @@ def launch_serve(port: int, workers: int, threads: int, http_workers: int,
     env.setdefault("BOXFISH_RATE_LIMIT_GAMES", "100000/minute")
     env.setdefault("BOXFISH_RATE_LIMIT_APPENDS", "100000/minute")
     env.update(env_extra or {})
-    cmd = [sys.executable, "-m", "boxfish.service.cli", "serve", "--port", str(port),
+    cmd = [sys.executable, "-m", "boxfish.service.runtime.cli", "serve", "--port", str(port),
            "--workers", str(workers), "--threads", str(threads),
            "--http-workers", str(http_workers)]
     if redis_port:
@@ -461,7 +461,7 @@ class StoreSetup:
 def end_migration(env: dict[str, str]) -> None:
     """``boxfish migrate-webhooks`` on the store and queue of ``env``: from then on the API
     reads no webhook registrations from the queue's Redis (one round trip less per append)."""
-    subprocess.run([sys.executable, "-m", "boxfish.service.cli", "migrate-webhooks"],
+    subprocess.run([sys.executable, "-m", "boxfish.service.runtime.cli", "migrate-webhooks"],
                    env={**os.environ, **env}, check=True, stdout=subprocess.DEVNULL)
 
 

@@ -260,7 +260,7 @@ class SearchCache:
     (a ``cachetools.LRUCache``), and each holds at most ``max_entries`` entries in all its
     caches, so the whole cache at most ``max_tables * max_entries`` (every cache may keep one
     entry whatever its share: below 4 entries, a Dots owner still has 4). Each game's factory
-    splits an owner's ``max_entries``: Dots and Boxes (``engine.dots.caches.DotsCaches``)
+    splits an owner's ``max_entries``: Dots and Boxes (``engine.dots.search.caches.DotsCaches``)
     gives its three memos (evaluation values, the values of the positions the evaluation's
     fills end in, the chain DP) ``max_entries // 16`` entries each, at most 65,536, and the
     transposition table the rest; Extreme Tic-Tac-Toe (``engine.xttt.search.XtttCaches``)

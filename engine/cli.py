@@ -7,7 +7,8 @@ Examples::
     boxfish analyse --game extreme-tictactoe --moves "5,5 4,4" --time 500
     boxfish analyse --size 4x4 --time 0 --threads 2      # solve on two threads
 
-The ``boxfish`` console command (``boxfish.service.cli``) dispatches ``boxfish analyse ...`` to
+The ``boxfish`` console command (``boxfish.service.runtime.cli``) dispatches
+``boxfish analyse ...`` to
 ``main(rest)``.
 Exit status: 0 on success, 2 for bad arguments or an illegal move.
 """

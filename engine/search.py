@@ -1,6 +1,6 @@
 """What the games' searches share: limits, the abort signal and the per-depth results.
 
-Both searches (:mod:`engine.dots.search`, :mod:`engine.xttt.search`) are iterative deepening
+Both searches (:mod:`engine.dots.search.driver`, :mod:`engine.xttt.search`) are iterative deepening
 written as a generator: ``iterate(...)`` yields one :class:`DepthResult` per completed depth,
 and the game's ``analyse`` owns the time control around it. Their ``Searcher`` classes derive
 from :class:`SearcherBase` and take the same options:

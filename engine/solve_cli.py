@@ -23,7 +23,7 @@ import signal
 import sys
 
 from .cli import _parse_moves
-from .dots.search_tt import INF
+from .dots.search.table import INF
 
 
 def _parser() -> argparse.ArgumentParser:

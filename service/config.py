@@ -163,10 +163,10 @@ class Settings(BaseSettings):
     #: byte; a stalled or trickling client then gets 408 and its connection closed. It also
     #: bounds each write of a response (a client that stops reading). Event streams and
     #: ``?wait=`` may run longer: only reading the request and each write are bounded.
-    #: Enforced by the gunicorn worker (``boxfish.service.gunicorn_worker``).
+    #: Enforced by the gunicorn worker (``boxfish.service.http.gunicorn_worker``).
     request_timeout_s: float = Field(default=30.0, gt=0)
 
-    # Rate limits (``boxfish.service.ratelimit``): per client (a game's write token when the
+    # Rate limits (``boxfish.service.http.ratelimit``): per client (a game's write token when the
     # request carries that game's token, else the client's IP) and per route class; counted in
     # the job queue's Redis, so every API process shares them. Each is a list of limits such
     # as "60/minute" or "10/second;300/minute"; an empty value means no limit for that class.
@@ -189,7 +189,8 @@ class Settings(BaseSettings):
             parse_many(raw)  # ValueError: a message naming the string
         return raw.strip()
 
-    # Webhooks (``boxfish.service.webhook_store``, delivered by ``boxfish worker --webhooks``).
+    # Webhooks (``boxfish.service.application.webhooks``, delivered by
+    # ``boxfish worker --webhooks``).
     #: Name of the RQ queue webhook deliveries go to (its own, so analyses never wait behind
     #: deliveries; served by workers with RQ's scheduler, which runs the retries).
     webhook_queue_name: str = "boxfish-webhooks"

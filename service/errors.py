@@ -53,9 +53,9 @@ from pydantic import ValidationError
 
 from boxfish.engine import IllegalMove, ReplayError, UnknownGame
 
-from .connections import ConfigurationError
-from .problems import Problem, field_error, invalid
-from .webhook_urls import UrlRefused
+from .application.webhook_urls import UrlRefused
+from .http.problems import Problem, field_error, invalid
+from .store.connections import ConfigurationError
 
 if TYPE_CHECKING:
     from flask import Flask, Response

@@ -24,7 +24,7 @@ from rq import Queue, SimpleWorker
 from rq.timeouts import TimerDeathPenalty
 
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import EmbeddedRedis
+from boxfish.service.runtime.embedded_redis import EmbeddedRedis
 from boxfish.workers.worker import keeping_jobs_alive
 from tests.redis_cluster import RedisClusterProcesses
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import redis
 
-from boxfish.service.events import MoveEvent
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import replay_head
+from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import replay_head
 
 
 def lose_moves(client: redis.Redis, key_prefix: str, game_id: str, keep: int) -> str:

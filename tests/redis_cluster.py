@@ -35,7 +35,7 @@ from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from boxfish.service.embedded_redis import redis_server_binary
+from boxfish.service.runtime.embedded_redis import redis_server_binary
 
 SLOTS = 16384
 BUS_PORT_OFFSET = 10000

@@ -49,7 +49,7 @@ def test_only_boxfish_lands_at_the_top_level(installed):
     packages = {n for n in names if not n.endswith(".dist-info") and n != "bin"}
     assert packages == {"boxfish"}
     assert not (installed / "boxfish" / "__init__.py").exists()  # a namespace, nothing more
-    assert (installed / "boxfish" / "service" / "openapi.yaml").is_file()
+    assert (installed / "boxfish" / "service" / "http" / "openapi.yaml").is_file()
 
 
 @pytest.mark.parametrize("name", ["engine", "service", "workers", "client", "tests", "bench"])
@@ -62,9 +62,9 @@ def test_the_old_top_level_names_are_not_importable(installed, name):
 def test_the_namespace_imports(installed):
     proc = _python(installed, (
         "import boxfish.engine, boxfish.service, boxfish.workers, boxfish.client\n"
-        "import boxfish.service.app, boxfish.workers.analysis_job, boxfish.engine.cli\n"
+        "import boxfish.service.http.app, boxfish.workers.analysis_job, boxfish.engine.cli\n"
         "print(boxfish.engine.__file__)\n"
-        "print(boxfish.service.app.find_openapi())"))
+        "print(boxfish.service.http.app.find_openapi())"))
     assert proc.returncode == 0, proc.stderr
     engine_file, openapi = proc.stdout.split()
     assert Path(engine_file).is_relative_to(installed)
@@ -75,9 +75,9 @@ def test_the_installed_package_serves_the_pages(installed):
     """The templates and static files are package data: the installed app serves them."""
     proc = _python(installed, (
         "import fakeredis\n"
-        "from boxfish.service.app import create_app\n"
+        "from boxfish.service.http.app import create_app\n"
         "from boxfish.service.config import Settings\n"
-        "from boxfish.service.recorder import InMemoryRecorder\n"
+        "from boxfish.service.store.recorder import InMemoryRecorder\n"
         "app = create_app(Settings(rate_limit_enabled=False), connection=fakeredis.FakeRedis(),"
         " recorder=InMemoryRecorder())\n"
         "client = app.test_client()\n"
@@ -96,8 +96,8 @@ def test_the_install_builds_the_compiled_core(installed):
     """``pip install .`` compiles the Dots search's C core into the package, and analyses
     use it."""
     proc = _python(installed, (
-        "from boxfish.engine.dots import compiled\n"
-        "from boxfish.engine.dots.search import analyse_position\n"
+        "from boxfish.engine.dots.search import compiled\n"
+        "from boxfish.engine.dots.search.driver import analyse_position\n"
         "print(compiled._core.__file__)\n"
         "a = analyse_position(3, 3, 0, multipv=1, solve=True)\n"
         "print(a.core, a.value, a.nodes)"))

@@ -19,7 +19,7 @@ import functools
 
 from boxfish import engine
 from boxfish.engine.analysis import usable_cores
-from boxfish.service.analysis_request import AnalysisRequest
+from boxfish.service.application.analysis_request import AnalysisRequest
 from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
 
 #: What of an ``engine.Progress`` a job publishes in its ``meta["progress"]`` (the API's

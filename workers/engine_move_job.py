@@ -25,17 +25,17 @@ from time import sleep
 import redis
 
 from boxfish import engine
-from boxfish.service import connections
-from boxfish.service.config import Settings
-from boxfish.service.engine_seat_scheduling import (
+from boxfish.service.application.engine_seats import (
     ENGINE_RETRIES,
     engine_idempotency_key,
     engine_to_move,
 )
-from boxfish.service.games import fingerprint
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import NotReplicated, SerialConflict
-from boxfish.service.wiring import game_service, redis_recorder
+from boxfish.service.application.games import fingerprint
+from boxfish.service.application.wiring import game_service, redis_recorder
+from boxfish.service.config import Settings
+from boxfish.service.store import connections
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import NotReplicated, SerialConflict
 from boxfish.workers.analysis_job import AnalysisRunner, process_runner
 
 #: Pauses before a run that failed on the move store (a ``redis.RedisError`` or

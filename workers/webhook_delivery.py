@@ -31,14 +31,14 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from boxfish.service import connections
-from boxfish.service.analysis_queue import error_text
+from boxfish.service.application.analyses import error_text
+from boxfish.service.application.webhook_urls import UrlRefused, check_url
+from boxfish.service.application.webhooks import Webhooks, analysis_event, signed_headers
+from boxfish.service.application.wiring import redis_recorder
 from boxfish.service.config import Settings
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import Recorder
-from boxfish.service.webhook_store import Webhooks, analysis_event, signed_headers
-from boxfish.service.webhook_urls import UrlRefused, check_url
-from boxfish.service.wiring import redis_recorder
+from boxfish.service.store import connections
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import Recorder
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ class Deliverer:
     def _record(webhooks: Webhooks, target: dict, message_id: str, body: str, attempt: int,
                 outcome: str, status_code: int | None, error: str | None, started: float,
                 ended: float, next_at: float | None) -> None:
-        from boxfish.service.webhook_store import iso_time
+        from boxfish.service.application.webhooks import iso_time
 
         event = json.loads(body)
         record = {"message_id": message_id, "type": event.get("type"),

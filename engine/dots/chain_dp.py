@@ -21,7 +21,7 @@ and ``f(G) = min`` over the components. The value for the player to move is ``-f
 
 from __future__ import annotations
 
-from .search_board import Tables
+from .search.board import Tables
 
 #: Entries a :class:`LoonyDP` keeps by default (then it is emptied and starts again).
 DP_MAX_ENTRIES = 1 << 16

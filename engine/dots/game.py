@@ -73,7 +73,7 @@ class DotsGame(Game):
 
     def analyse(self, state, limit, multipv, on_progress, cache=None, start=None, core=None,
                 threads=1):
-        from .search import analyse
+        from .search.driver import analyse
         return analyse(state, limit, multipv, on_progress, cache=cache, start=start, core=core,
                        threads=threads)
 

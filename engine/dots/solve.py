@@ -34,11 +34,11 @@ from dataclasses import dataclass
 
 from ..errors import CheckpointMismatch, SearchAborted
 from . import compiled
-from .caches import DotsCaches
-from .search import _mtd_beta
-from .search_board import Tables, tables
-from .search_core import CompiledSearcher
-from .search_tt import INF, PROVEN
+from .search.board import Tables, tables
+from .search.caches import DotsCaches
+from .search.driver import _mtd_beta
+from .search.node import CompiledSearcher
+from .search.table import INF, PROVEN
 
 #: Seconds of search between two looks at a stop request and the checkpoint interval. An
 #: abort costs a re-descent from the root through the table: solving 3x4 from the empty board
@@ -88,7 +88,7 @@ class Solve:
 
     ``checkpoint``: a file to resume from (when it exists) and to save to every
     ``interval_s`` seconds, on :meth:`stop` and at the end. ``table_bytes``: the table's
-    budget (default: :func:`~boxfish.engine.dots.caches.own_table_bytes`). ``threads``: the
+    budget (default: :func:`~boxfish.engine.dots.search.caches.own_table_bytes`). ``threads``: the
     compiled core's search threads (default: every CPU this process may use).
     Raises ``RuntimeError`` when the compiled core is not available, ``ValueError`` for a
     board it does not take, :class:`CheckpointMismatch` for a checkpoint of another solve."""

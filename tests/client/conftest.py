@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 from tests.service.conftest import (  # noqa: F401 - fixtures used by the tests here
     rq_worker,
     server_url,

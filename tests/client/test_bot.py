@@ -20,8 +20,8 @@ def start_bot(url: str, game_id: str, token: str, seat: int, log_path) -> subpro
     log = open(log_path, "wb")
     return subprocess.Popen(
         # --name=value: a token (or an id) may begin with "-"
-        [sys.executable, "-m", "boxfish.service.cli", "bot", f"--url={url}", f"--game={game_id}",
-         f"--token={token}", f"--seat={seat}", "--time-ms=50"],
+        [sys.executable, "-m", "boxfish.service.runtime.cli", "bot", f"--url={url}",
+         f"--game={game_id}", f"--token={token}", f"--seat={seat}", "--time-ms=50"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -92,7 +92,7 @@ def test_the_bot_takes_its_token_from_the_environment(server_url, rq_worker, tmp
     log_path = tmp_path / "env-token.log"
     with open(log_path, "wb") as log:
         bot = subprocess.run(
-            [sys.executable, "-m", "boxfish.service.cli", "bot", "--url", server_url,
+            [sys.executable, "-m", "boxfish.service.runtime.cli", "bot", "--url", server_url,
              "--game", game.id, "--seat", "0", "--time-ms", "50"],
             env={**os.environ, "BOXFISH_TOKEN": game.token}, stdout=log,
             stderr=subprocess.STDOUT, timeout=60)
@@ -102,7 +102,7 @@ def test_the_bot_takes_its_token_from_the_environment(server_url, rq_worker, tmp
 
 
 def test_ids_and_tokens_never_begin_with_a_dash(monkeypatch):
-    from boxfish.service import games
+    from boxfish.service.application import games
 
     made = iter(["-dash", "plain"])
     monkeypatch.setattr(games.secrets, "token_urlsafe", lambda n: next(made))

@@ -49,10 +49,10 @@ import pydantic
 import pytest
 import yaml
 
-from boxfish.service import cli
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import EmbeddedRedis, free_port
-from boxfish.service.keys import KeySpace
+from boxfish.service.runtime import cli
+from boxfish.service.runtime.embedded_redis import EmbeddedRedis, free_port
+from boxfish.service.store.keys import KeySpace
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -443,7 +443,7 @@ def shell_problems(script: str, where: str) -> list[str]:
 
 
 def routes_of_the_app(settings) -> set[str]:
-    from boxfish.service.app import create_app
+    from boxfish.service.http.app import create_app
 
     app = create_app(settings)
     return {rule.rule for rule in app.url_map.iter_rules() if "GET" in rule.methods}
@@ -509,7 +509,7 @@ def test_the_command_checker_catches_wrong_commands():
     assert command_problems(["boxfish", "worker", "--webhook"])
     assert "refuses" in " ".join(command_problems(["boxfish", "serve", "--port", "eighty"]))
     assert command_problems(["boxfish", "run"])
-    assert command_problems(["gunicorn", "boxfish.service.wsgi:app"])
+    assert command_problems(["gunicorn", "boxfish.service.http.wsgi:app"])
 
 
 def test_the_env_checker_catches_wrong_settings():

@@ -149,9 +149,9 @@ def test_deadline_keeps_the_margin():
 
 
 def test_both_searchers_share_limits_and_results():
-    from boxfish.engine.dots.search import iterate
-    from boxfish.engine.dots.search_board import tables
-    from boxfish.engine.dots.search_core import Searcher as DotsSearcher
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.driver import iterate
+    from boxfish.engine.dots.search.node import Searcher as DotsSearcher
     from boxfish.engine.xttt.search import Searcher as XtttSearcher
 
     dots = DotsSearcher(tables(3, 3), max_nodes=10_000)

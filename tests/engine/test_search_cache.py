@@ -10,7 +10,7 @@ import pytest
 
 from boxfish import engine
 from boxfish.engine import SearchCache, analyse, load_game
-from boxfish.engine.dots.caches import DotsCaches
+from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.xttt.search import XtttCaches
 
 
@@ -193,7 +193,7 @@ def test_the_budget_split():
     # a search given no cache: the Python search's usual 2,000,000-entry table, 65,536 for
     # the rest; the compiled table: the machine's share (own_table_bytes) in 16-byte entries,
     # rounded down to a power of two
-    from boxfish.engine.dots.caches import own_table_bytes
+    from boxfish.engine.dots.search.caches import own_table_bytes
     assert made(DotsCaches(_tables(5, 5))) == {
         "tt": 2_000_000, "values": 65_536, "ends": 65_536, "dp": 65_536,
         "compiled": 1 << ((own_table_bytes() // 16).bit_length() - 1),
@@ -207,7 +207,7 @@ def test_the_budget_split():
 
 
 def _tables(w, h):
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
     return tables(w, h)
 
 
@@ -234,8 +234,8 @@ def test_two_caches_share_no_entries():
 def test_a_search_without_a_cache_keeps_nothing_after_it(core):
     """Two analyses without a ``SearchCache`` share no memo: each search's caches are its
     own (and nothing is left at module level: see the next test)."""
-    from boxfish.engine.dots.search import analyse_position
-    from boxfish.engine.dots.search_core import CompiledSearcher, Searcher
+    from boxfish.engine.dots.search.driver import analyse_position
+    from boxfish.engine.dots.search.node import CompiledSearcher, Searcher
 
     t = _tables(3, 3)
     s1, s2 = Searcher(t), Searcher(t)
@@ -269,7 +269,7 @@ def test_no_module_level_caches_in_the_engine():
                 found.append((info.name, name, type(value).__name__))
     assert found == []
     from boxfish.engine.dots.geometry import geometry
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
     for fn in (geometry, tables):
         assert fn.cache_info().maxsize is not None
 
@@ -292,8 +292,8 @@ def test_a_search_without_a_cache_gets_a_table_sized_to_the_machine():
 
     import pytest
 
-    from boxfish.engine.dots import caches, compiled
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search import caches, compiled
+    from boxfish.engine.dots.search.board import tables
 
     if not compiled.available():
         pytest.fail("the compiled core is not built")

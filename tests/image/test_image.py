@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 from tests.image import buildah
 
 pytestmark = pytest.mark.timeout(900)
@@ -184,7 +184,7 @@ def test_a_core_that_does_not_compile_fails_the_build(tmp_path):
     """The runtime must never ship the pure-Python search: a broken _core.c is a failed
     build, not a warning."""
     def break_core(ctx: Path) -> None:
-        core = ctx / "engine" / "dots" / "_core.c"
+        core = ctx / "engine" / "dots" / "search" / "_core.c"
         core.write_text("#error this core does not compile\n" + core.read_text())
 
     try:

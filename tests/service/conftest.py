@@ -21,10 +21,10 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 from werkzeug.wrappers import Request
 
-from boxfish.service import supervisor
-from boxfish.service.app import create_app
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.http.app import create_app
+from boxfish.service.runtime import supervisor
+from boxfish.service.runtime.embedded_redis import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -155,7 +155,7 @@ def assert_blocking_reads(reads: list[list[str]], key: str, socket_timeout_ms: i
 
 def start_worker(settings: Settings, log_path: Path) -> subprocess.Popen:
     log = open(log_path, "ab")
-    return subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "worker"],
+    return subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "worker"],
                             env=_env(settings), stdout=log, stderr=log,
                             start_new_session=True)
 
@@ -190,10 +190,10 @@ def start_gunicorn(settings: Settings, port: int, log_path: Path, threads: int =
     gunicorn's options ``extra_args``), once it answers ``/healthz``."""
     log = open(log_path, "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--config", "python:boxfish.service.gunicorn_conf",
+        [sys.executable, "-m", "gunicorn", "--config", "python:boxfish.service.http.gunicorn_conf",
          "--workers", "1",
          "--threads", str(threads), "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
-         *extra_args, "boxfish.service.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
+         *extra_args, "boxfish.service.http.wsgi:app"], env=_env(settings), stdout=log, stderr=log,
         start_new_session=True)
     deadline = time.monotonic() + 60
     while True:

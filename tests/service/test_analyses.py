@@ -13,7 +13,7 @@ import pytest
 from rq import Queue
 
 from boxfish import engine
-from boxfish.service.app import create_app
+from boxfish.service.http.app import create_app
 
 from .conftest import CheckedClient, descendants, start_worker, stop_process, wait_for_workers
 
@@ -244,7 +244,7 @@ NEAR_END_3X3 = {"game": "dots-and-boxes", "width": 3, "height": 3,
 
 
 def needs_compiled_core():
-    from boxfish.engine.dots import compiled
+    from boxfish.engine.dots.search import compiled
     if not compiled.available():
         pytest.skip(f"the compiled core is not built: {compiled.UNAVAILABLE_REASON}")
 
@@ -303,7 +303,7 @@ def test_a_core_that_cannot_run_is_refused_and_nothing_is_enqueued(settings, red
     xttt = refused("/v1/analyses", {"game": "extreme-tictactoe", "core": "c"},
                    "core_unavailable", "Python search")
     assert xttt["errors"][0]["loc"] == ["core"]
-    from boxfish.engine.dots import compiled
+    from boxfish.engine.dots.search import compiled
     too_big = ("128 lines", "10x10 has 220") if compiled.available() else ()
     refused("/v1/analyses", {"game": "dots-and-boxes", "width": 10, "height": 10,
                              "core": "c"}, "core_unavailable", *too_big)
@@ -339,8 +339,8 @@ def test_a_dead_workers_job_announces_its_failure_from_any_api_thread(settings, 
     workers answer): the job's failure callback runs there too, so the analysis's callback is
     told ``analysis.failed`` (RQ's default SIGALRM timer cannot be set outside the main
     thread)."""
-    from boxfish.service.keys import KeySpace
-    from boxfish.service.webhook_store import new_secret
+    from boxfish.service.application.webhooks import new_secret
+    from boxfish.service.store.keys import KeySpace
 
     own = settings.model_copy(update={"queue_name": f"{settings.queue_name}-thread-kill",
                                       "webhook_queue_name": f"{settings.queue_name}-tk-hooks",
@@ -391,9 +391,9 @@ def _started_by_a_gone_worker(settings, redis_client, queue_name: str):
     from rq import SimpleWorker
     from rq.job import Job
 
-    from boxfish.service.analysis_queue import AnalysisService
-    from boxfish.service.analysis_request import AnalysisRequest
-    from boxfish.service.keys import KeySpace
+    from boxfish.service.application.analyses import AnalysisService
+    from boxfish.service.application.analysis_request import AnalysisRequest
+    from boxfish.service.store.keys import KeySpace
 
     own = settings.model_copy(update={"queue_name": queue_name, "job_liveness_s": 0.2})
     service = AnalysisService(redis_client, own, KeySpace(own.key_prefix))

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from boxfish import engine
-from boxfish.service.analysis_request import AnalysisRequest
-from boxfish.service.app import create_app
+from boxfish.service.application.analysis_request import AnalysisRequest
+from boxfish.service.http.app import create_app
 
 from .conftest import CheckedClient
 
@@ -152,8 +152,8 @@ def test_a_request_without_core_keeps_its_json_form_and_digest():
 
 
 def test_core_problem_says_why_a_core_cannot_run():
-    from boxfish.engine.dots import compiled
-    from boxfish.service.analysis_request import core_problem
+    from boxfish.engine.dots.search import compiled
+    from boxfish.service.application.analysis_request import core_problem
 
     xttt = engine.load_game("extreme-tictactoe")
     big = engine.load_game("dots-and-boxes", width=10, height=10)

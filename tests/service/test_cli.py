@@ -11,7 +11,7 @@ import time
 import urllib.error
 import urllib.request
 
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 
 from .conftest import descendants
 
@@ -31,7 +31,7 @@ def worker_children(pid: int, webhooks: bool) -> list[int]:
     found = []
     for child in descendants(pid):
         line = cmdline(child)
-        if b"worker" not in line or not line.count(b"boxfish.service.cli"):
+        if b"worker" not in line or not line.count(b"boxfish.service.runtime.cli"):
             continue
         try:
             with open(f"/proc/{child}/stat") as f:
@@ -55,7 +55,7 @@ def test_serve_runs_everything_and_stops_cleanly(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
     env["BOXFISH_DATA_DIR"] = str(tmp_path / "data")
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve",
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve",
                              "--port", str(port),
                              "--workers", "1", "--threads", "4"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

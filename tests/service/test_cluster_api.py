@@ -26,8 +26,8 @@ import time
 import pytest
 
 from boxfish import engine
-from boxfish.service.embedded_redis import free_port
-from boxfish.service.keys import KeySpace
+from boxfish.service.runtime.embedded_redis import free_port
+from boxfish.service.store.keys import KeySpace
 from tests.redis_cluster import RedisClusterProcesses
 
 from .conftest import start_gunicorn, stop_process

@@ -31,12 +31,13 @@ import redis
 from pydantic import ValidationError
 from redis.cluster import RedisCluster
 
-from boxfish.service import connections, wiring
-from boxfish.service.app import create_app
+from boxfish.service.application import wiring
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import redis_server_binary
 from boxfish.service.errors import store_unavailable, to_problem
-from boxfish.service.recorder import InMemoryRecorder, NotReplicated
+from boxfish.service.http.app import create_app
+from boxfish.service.runtime.embedded_redis import redis_server_binary
+from boxfish.service.store import connections
+from boxfish.service.store.recorder import InMemoryRecorder, NotReplicated
 
 from .conftest import CheckedClient, stop_process
 
@@ -282,7 +283,7 @@ def _env_without_redis(**extra) -> dict:
 @pytest.mark.parametrize("command", [["serve", "--port", "0", "--workers", "0"], ["worker"],
                                      ["worker", "--workers", "2"]])
 def test_the_commands_refuse_a_cluster_without_a_queue_redis(cluster_node, command):
-    proc = subprocess.run([sys.executable, "-m", "boxfish.service.cli", *command],
+    proc = subprocess.run([sys.executable, "-m", "boxfish.service.runtime.cli", *command],
                           env=_env_without_redis(REDIS_URL=cluster_node.url),
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr[-2000:]

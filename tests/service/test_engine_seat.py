@@ -20,13 +20,13 @@ from rq import Queue
 from rq.job import Job
 
 from boxfish import engine
-from boxfish.service import connections
-from boxfish.service.app import create_app
-from boxfish.service.engine_seat_scheduling import (
+from boxfish.service.application.engine_seats import (
     ENGINE_JOB_FUNCTION,
     ENGINE_RETRIES,
     engine_job_id,
 )
+from boxfish.service.http.app import create_app
+from boxfish.service.store import connections
 from boxfish.workers import engine_move_job as worker_engine_seat
 from boxfish.workers.analysis_job import AnalysisRunner
 
@@ -425,7 +425,7 @@ def test_the_engine_plays_value_optimal_moves_where_its_proof_fits(server_url, r
     """The engine seat's promise: on 3x3 (24 lines), where a proof fits its 2 s from the
     empty board on, every move it plays is worth the position's exact value, by the
     independent reference solver (a plain alpha-beta, tests/engine/dots/reference)."""
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
     from tests.engine.dots.reference import reference_move_values, reference_value
 
     body = {"game": "dots-and-boxes", "width": 3, "height": 3}

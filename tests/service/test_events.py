@@ -117,7 +117,7 @@ def test_stream_errors(client, new_game):
 
 
 def test_stream_limit(settings, redis_client, spec, new_game):
-    from boxfish.service.app import create_app
+    from boxfish.service.http.app import create_app
     app = create_app(settings.model_copy(update={"sse_max_streams": 1}),
                      connection=redis_client)
     gid, _, _ = new_game()

@@ -17,8 +17,8 @@ import signal
 
 import pytest
 
-from boxfish.service.app import create_app
-from boxfish.service.keys import KeySpace
+from boxfish.service.http.app import create_app
+from boxfish.service.store.keys import KeySpace
 
 from .conftest import CheckedClient
 from .test_events import only, read_events

@@ -206,7 +206,7 @@ def test_state_cache_replays_only_new_events(app, client, new_game):
     """A second app (another API process) sees moves appended through the first."""
     gid, auth, _ = new_game()
     client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
-    from boxfish.service.app import create_app
+    from boxfish.service.http.app import create_app
     services = app.extensions["boxfish"]
     other = create_app(services.settings, connection=services.redis).test_client()
     assert other.get(f"/v1/games/{gid}").json["serial"] == 1
@@ -245,7 +245,7 @@ def test_append_without_serial_is_judged_against_the_current_state(app, client, 
             pick = (m2, only_now[0])
             break
     assert pick is not None
-    from boxfish.service.app import create_app
+    from boxfish.service.http.app import create_app
     services = app.extensions["boxfish"]
     other = create_app(services.settings, connection=services.redis).test_client()
     assert other.post(f"/v1/games/{gid}/moves", json={"move": list(pick[0])},

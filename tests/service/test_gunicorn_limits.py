@@ -13,13 +13,13 @@ from urllib.parse import urlparse
 import psutil
 import pytest
 
-from boxfish.service.embedded_redis import free_port
-from boxfish.service.gunicorn_conf import (
+from boxfish.service.http.gunicorn_conf import (
     limit_request_field_size,
     limit_request_fields,
     limit_request_line,
 )
-from boxfish.service.security import SECURITY_HEADERS
+from boxfish.service.http.security import SECURITY_HEADERS
+from boxfish.service.runtime.embedded_redis import free_port
 
 from .conftest import descendants, start_gunicorn, stop_process
 from .test_server import Http, create, next_event, open_stream

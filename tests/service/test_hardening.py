@@ -17,15 +17,15 @@ import redis
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from boxfish.service.app import create_app
-from boxfish.service.bodies import nesting_depth
-from boxfish.service.embedded_redis import free_port
-from boxfish.service.games import token_hash
-from boxfish.service.keys import KeySpace
-from boxfish.service.problems import Problem
-from boxfish.service.recorder import GameMeta
-from boxfish.service.redis_recorder import RedisRecorder
-from boxfish.service.views import json_body
+from boxfish.service.application.games import token_hash
+from boxfish.service.http.app import create_app
+from boxfish.service.http.bodies import nesting_depth
+from boxfish.service.http.problems import Problem
+from boxfish.service.http.views import json_body
+from boxfish.service.runtime.embedded_redis import free_port
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import GameMeta
+from boxfish.service.store.redis_recorder import RedisRecorder
 
 from .conftest import assert_blocking_reads, commands_run, start_gunicorn, stop_process
 from .test_server import Http, create

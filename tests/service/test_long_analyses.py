@@ -16,7 +16,7 @@ import urllib.request
 
 from boxfish import engine
 from boxfish.service.config import search_threads_for
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 
 from .conftest import start_gunicorn, start_worker, stop_process, wait_for_workers
 

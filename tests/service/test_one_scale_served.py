@@ -9,7 +9,7 @@ import random
 
 from boxfish.client import Client
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search.board import tables
 from tests.service.test_timed_analyses_served import served  # noqa: F401 (the fixture)
 
 T = tables(5, 5)

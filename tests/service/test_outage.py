@@ -25,7 +25,7 @@ import redis
 from rq import Queue, SimpleWorker, Worker
 from rq.exceptions import StopRequested
 
-from boxfish.service.embedded_redis import EmbeddedRedis, free_port
+from boxfish.service.runtime.embedded_redis import EmbeddedRedis, free_port
 from boxfish.workers import worker as worker_module
 
 from .conftest import start_gunicorn, start_worker, stop_process, wait_for_workers
@@ -429,7 +429,7 @@ def test_a_master_failover_under_load_loses_no_acknowledged_move(
     acknowledged entry is in its game's log afterwards at its serial and position; every
     client gets 201s again within :data:`RECOVERY_S` of the cluster's recovery; the API is
     never restarted."""
-    from boxfish.service.keys import KeySpace
+    from boxfish.service.store.keys import KeySpace
 
     redis_cluster.ensure_healthy()
     monkeypatch.setenv("BOXFISH_QUEUE_REDIS_URL", settings.redis_url)

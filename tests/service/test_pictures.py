@@ -12,7 +12,7 @@ from PIL import Image
 from boxfish import engine
 from boxfish.engine.cli import main as cli_main
 from boxfish.engine.text import analysis_text, format_value, position_text
-from boxfish.service.app import create_app
+from boxfish.service.http.app import create_app
 from boxfish.service.pictures import render
 
 from .conftest import CheckedClient

@@ -12,16 +12,16 @@ from pydantic import ValidationError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from boxfish.service import ratelimit
-from boxfish.service.app import create_app
 from boxfish.service.config import Settings
-from boxfish.service.embedded_redis import free_port
-from boxfish.service.ratelimit import (
+from boxfish.service.http import ratelimit
+from boxfish.service.http.app import create_app
+from boxfish.service.http.ratelimit import (
     EXEMPT_BLUEPRINTS,
     WRITE_CLASSES,
     parse_limits,
     route_class,
 )
+from boxfish.service.runtime.embedded_redis import free_port
 
 from .conftest import CheckedClient, start_gunicorn, stop_process
 from .test_server import Http

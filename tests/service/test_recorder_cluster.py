@@ -13,15 +13,15 @@ import time
 import pytest
 import redis
 
-from boxfish.service.events import MoveEvent
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import (
+from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import (
     GameMeta,
     IdempotencyKeyReused,
     NotReplicated,
     SerialConflict,
 )
-from boxfish.service.redis_recorder import RedisRecorder
+from boxfish.service.store.redis_recorder import RedisRecorder
 from tests.redis_cluster import RedisClusterProcesses
 from tests.service.conftest import assert_blocking_reads, commands_run
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from boxfish.service.keys import KeySpace
-from boxfish.service.redis_recorder import RedisRecorder
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.redis_recorder import RedisRecorder
 from tests.redis_cluster import RedisClusterProcesses
 from tests.service.test_recorder_cluster import create, ev
 

@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from boxfish.service.events import MoveEvent
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import (
+from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import (
     EngineSeat,
     GameMeta,
     GameNotFound,
@@ -22,7 +22,7 @@ from boxfish.service.recorder import (
     SerialConflict,
     replay_head,
 )
-from boxfish.service.redis_recorder import RedisRecorder
+from boxfish.service.store.redis_recorder import RedisRecorder
 
 BACKENDS = ["memory", "redis", "cluster", "cluster-min-replicas-1"]
 

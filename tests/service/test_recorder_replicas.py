@@ -10,10 +10,10 @@ import time
 import pytest
 import redis
 
-from boxfish.service.embedded_redis import EmbeddedRedis
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import IdempotencyKeyReused, NotReplicated
-from boxfish.service.redis_recorder import RedisRecorder
+from boxfish.service.runtime.embedded_redis import EmbeddedRedis
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import IdempotencyKeyReused, NotReplicated
+from boxfish.service.store.redis_recorder import RedisRecorder
 from tests.service.conftest import commands_run
 from tests.service.test_recorder_cluster import create, ev
 

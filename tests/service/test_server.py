@@ -10,7 +10,7 @@ import threading
 from urllib.parse import urlparse
 
 from boxfish import engine
-from boxfish.service.embedded_redis import EmbeddedRedis, free_port
+from boxfish.service.runtime.embedded_redis import EmbeddedRedis, free_port
 
 from .conftest import start_gunicorn, stop_process
 

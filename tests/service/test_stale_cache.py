@@ -12,10 +12,10 @@ import uuid
 import pytest
 
 from boxfish import engine
-from boxfish.service.app import create_app
-from boxfish.service.events import MoveEvent
-from boxfish.service.keys import KeySpace
-from boxfish.service.recorder import (
+from boxfish.service.http.app import create_app
+from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.keys import KeySpace
+from boxfish.service.store.recorder import (
     GameMeta,
     InMemoryRecorder,
     SerialConflict,
@@ -23,7 +23,7 @@ from boxfish.service.recorder import (
     next_head,
     replay_head,
 )
-from boxfish.service.redis_recorder import RedisRecorder
+from boxfish.service.store.redis_recorder import RedisRecorder
 
 # -- the recorder contract of the head, on every backend --------------------------------------
 
@@ -270,7 +270,7 @@ def test_a_game_from_before_heads_keeps_working(processes, new_game, settings, r
 
 
 def test_state_cache_keeps_heads_and_drops_a_games_states():
-    from boxfish.service.state_cache import StateCache
+    from boxfish.service.application.state_cache import StateCache
 
     cache = StateCache(max_entries=8)
     for s in (0, 1, 2, 3):

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search_board import tables
-from boxfish.service.embedded_redis import free_port
+from boxfish.engine.dots.search.board import tables
+from boxfish.service.runtime.embedded_redis import free_port
 from tests.engine.dots.reference import reference_move_values, reference_value
 
 # the two 5x5 positions of 40 undrawn lines (player 0 to move): at 10 s the server
@@ -63,7 +63,7 @@ def served(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
     env["BOXFISH_DATA_DIR"] = str(tmp_path_factory.mktemp("served") / "data")
     env["BOXFISH_MAX_TIME_MS"] = str(TIME_MS)
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve",
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve",
                              "--port", str(port), "--workers", "2", "--webhook-workers", "0",
                              "--threads", "8"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

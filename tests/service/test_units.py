@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boxfish import engine
+from boxfish.service.application.state_cache import StateCache
 from boxfish.service.config import Settings
-from boxfish.service.events import MoveEvent
-from boxfish.service.keys import KeySpace
-from boxfish.service.state_cache import StateCache
+from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.keys import KeySpace
 
 
 def test_state_cache_lru_and_nearest():
@@ -60,7 +60,7 @@ def test_cli_analyse_delegates_to_the_engine(monkeypatch):
     import sys
     import types
 
-    from boxfish.service import cli
+    from boxfish.service.runtime import cli
     seen = []
     fake = types.ModuleType("boxfish.engine.cli")
     fake.main = lambda argv: seen.append(argv) or 0
@@ -71,7 +71,7 @@ def test_cli_analyse_delegates_to_the_engine(monkeypatch):
 
 
 def test_worker_without_redis_url(monkeypatch, capsys):
-    from boxfish.service import cli
+    from boxfish.service.runtime import cli
     monkeypatch.delenv("REDIS_URL", raising=False)
     monkeypatch.delenv("BOXFISH_REDIS_URL", raising=False)
     assert cli.main(["worker"]) == 2
@@ -133,8 +133,8 @@ def test_state_cache_serial_index_is_consistent_under_eviction(ops, size):
 
 
 def test_game_service_remembers_static_metadata_lru():
-    from boxfish.service.games import GameService
-    from boxfish.service.recorder import InMemoryRecorder
+    from boxfish.service.application.games import GameService
+    from boxfish.service.store.recorder import InMemoryRecorder
 
     recorder = InMemoryRecorder()
     games = GameService(recorder, StateCache(max_entries=2))
@@ -152,9 +152,9 @@ def test_game_service_remembers_static_metadata_lru():
 
 def test_the_api_imports_no_worker_module():
     code = ("import sys\n"
-            "import boxfish.service.app, boxfish.service.views.ops\n"
-            "import boxfish.service.analysis_queue\n"
-            "from boxfish.service.app import create_app\n"
+            "import boxfish.service.http.app, boxfish.service.http.views.ops\n"
+            "import boxfish.service.application.analyses\n"
+            "from boxfish.service.http.app import create_app\n"
             "print(sorted(m for m in sys.modules if m.startswith('boxfish.workers')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -178,7 +178,7 @@ def test_the_append_scripts_arguments_are_named_as_its_encoder_names_them():
     import dataclasses
     import re
 
-    from boxfish.service.redis_recorder import APPEND_LUA, AppendArgs
+    from boxfish.service.store.redis_recorder import APPEND_LUA, AppendArgs
 
     read = re.findall(r"^local (\w+) = ARGV\[(\d+)\]", APPEND_LUA, re.M)
     names = [f.name for f in dataclasses.fields(AppendArgs)]

@@ -17,9 +17,9 @@ import threading
 import pytest
 import redis
 
-from boxfish.service.app import create_app
-from boxfish.service.keys import KeySpace
-from boxfish.service.webhook_store import Webhooks, new_secret, public_view
+from boxfish.service.application.webhooks import Webhooks, new_secret, public_view
+from boxfish.service.http.app import create_app
+from boxfish.service.store.keys import KeySpace
 
 from .conftest import CheckedClient
 
@@ -188,7 +188,7 @@ def test_migrate_all_moves_every_old_hash_and_ends_the_migration(api, redis_clie
         assert listed.json["webhooks"] == [public_view(h) for h in hooks[:2]]  # oldest first
         # Another process's Webhooks looked before: it sees the marker at its next look.
         assert not other.migration_done()
-        monkeypatch.setattr("boxfish.service.webhook_store.MIGRATION_CHECK_S", 0.0)
+        monkeypatch.setattr("boxfish.service.application.webhooks.MIGRATION_CHECK_S", 0.0)
         other._migration_next_check = 0.0
         assert other.migration_done()
         # An old hash written now is not read (the marker says no writer of it is left).
@@ -229,8 +229,8 @@ def test_boxfish_serve_on_its_own_redis_ends_the_migration_first(settings, redis
     """``boxfish serve`` with its embedded Redis owns every process on it: it migrates the
     registrations still kept where versions before issue 24 kept them, and ends the
     migration, before it starts the API (so no append looks there again)."""
-    from boxfish.service.cli import _end_webhook_migration
-    from boxfish.service.embedded_redis import free_port
+    from boxfish.service.runtime.cli import _end_webhook_migration
+    from boxfish.service.runtime.embedded_redis import free_port
 
     app = create_app(settings, connection=redis_client)
     created = app.test_client().post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
@@ -252,7 +252,7 @@ def test_boxfish_serve_on_its_own_redis_ends_the_migration_first(settings, redis
     env = {k: v for k, v in os.environ.items()
            if k not in ("REDIS_URL", "BOXFISH_REDIS_URL", "BOXFISH_QUEUE_REDIS_URL")}
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "serve", "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve", "--port",
                              str(port), "--workers", "0", "--webhook-workers", "0",
                              "--data-dir", str(tmp_path / "data")], env=env,
                             stderr=subprocess.PIPE, text=True)

@@ -17,8 +17,8 @@ import pytest
 import standardwebhooks
 
 from boxfish.engine import load_game
-from boxfish.service.app import create_app
-from boxfish.service.webhook_store import Webhooks
+from boxfish.service.application.webhooks import Webhooks
+from boxfish.service.http.app import create_app
 
 from .conftest import CheckedClient, _env, stop_process, wait_for_workers
 
@@ -118,7 +118,7 @@ def test_private_urls_are_refused_without_the_setting(strict_client, url):
 
 
 def standardwebhooks_secret() -> str:
-    from boxfish.service.webhook_store import new_secret
+    from boxfish.service.application.webhooks import new_secret
     return new_secret()
 
 
@@ -220,7 +220,7 @@ def receiver():
 def webhook_worker(settings, redis_client, tmp_path_factory):
     """A real ``boxfish worker --webhooks`` (with RQ's scheduler) on the session's queue."""
     log = open(tmp_path_factory.mktemp("webhooks") / "worker.log", "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.cli", "worker",
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "worker",
                              "--webhooks"], env=_env(settings), stdout=log, stderr=log,
                             start_new_session=True)
     wait_for_workers(redis_client, settings.webhook_queue_name, 1)
@@ -378,7 +378,7 @@ def _finished(api, resp: httpx.Response, timeout_s: float = 60.0) -> dict:
 
 
 def test_an_analysis_callback_is_delivered(api, receiver, rq_worker):
-    from boxfish.service.webhook_store import new_secret
+    from boxfish.service.application.webhooks import new_secret
 
     secret = new_secret()
     body = {"game": "dots-and-boxes", "width": 1, "height": 2, "moves": [[1, 1, 1]],
@@ -421,7 +421,7 @@ def test_an_analysis_callbacks_deliveries_log(api, receiver, rq_worker, redis_cl
     a callback answered 500 then 200 (two attempts, one message), and a second callback (an
     identical request joining the job) refused with 400 (failed, not retried); what the
     receiver got verifies with its secret. Unknown analyses are 404 problems."""
-    from boxfish.service.webhook_store import new_secret
+    from boxfish.service.application.webhooks import new_secret
 
     secrets_ = [new_secret(), new_secret()]
     body = {"game": "dots-and-boxes", "width": 2, "height": 1, "moves": [[1, 1, 1]],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from boxfish.service.views.pages import PAGE_CSP
+from boxfish.service.http.views.pages import PAGE_CSP
 
 
 def test_start_page(client, settings):

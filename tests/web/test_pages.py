@@ -23,7 +23,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
-from boxfish.service.embedded_redis import free_port
+from boxfish.service.runtime.embedded_redis import free_port
 from tests.lost_moves import lose_moves
 from tests.service.conftest import start_gunicorn, stop_process
 

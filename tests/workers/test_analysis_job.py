@@ -11,9 +11,9 @@ from rq.job import Job
 
 import boxfish.workers.analysis_job as wa
 from boxfish import engine
-from boxfish.service.analysis_queue import AnalysisService
-from boxfish.service.analysis_request import AnalysisRequest
-from boxfish.service.keys import KeySpace
+from boxfish.service.application.analyses import AnalysisService
+from boxfish.service.application.analysis_request import AnalysisRequest
+from boxfish.service.store.keys import KeySpace
 
 # 1x2 boxes with 4 of the 7 lines drawn: a handful of moves left, solved at once.
 TRIVIAL_MOVES = [[1, 1, 1], [2, 1, 1], [1, 2, 1], [2, 2, 1]]
@@ -168,7 +168,7 @@ def test_the_runner_sizes_the_compiled_table_from_the_settings(monkeypatch, fres
     assert wa.search_cache().table_bytes == 65536 << 20
 
     # The cache hands the size to the compiled core's table of a board size it searches.
-    from boxfish.engine.dots import compiled
+    from boxfish.engine.dots.search import compiled
     if not compiled.available():
         pytest.skip("the compiled core is not built")
     result = runner.analyse(trivial(core="c"))
@@ -178,7 +178,7 @@ def test_the_runner_sizes_the_compiled_table_from_the_settings(monkeypatch, fres
 
 
 def test_the_runner_runs_the_requests_core(monkeypatch):
-    from boxfish.engine.dots import compiled
+    from boxfish.engine.dots.search import compiled
 
     runner = wa.AnalysisRunner(search_cache_entries=1000)
     want = direct(trivial())
@@ -229,8 +229,8 @@ def test_workers_started_together_share_the_cores(monkeypatch):
     worker its share of the CPUs (workers times threads within them) unless
     ``BOXFISH_SEARCH_THREADS`` says otherwise."""
     from boxfish.engine.analysis import usable_cores
-    from boxfish.service.cli import _share_cores
     from boxfish.service.config import search_threads_for
+    from boxfish.service.runtime.cli import _share_cores
 
     cores = usable_cores()
     assert search_threads_for(1) == cores
@@ -256,7 +256,7 @@ def test_search_threads_flag_of_serve_and_worker(monkeypatch, capsys):
     """``--search-threads N`` on ``boxfish serve`` and ``boxfish worker`` is
     ``BOXFISH_SEARCH_THREADS`` for the process and the workers it starts (and so wins over
     sharing the cores); out of 1..64 the command line is refused."""
-    from boxfish.service.cli import _parser, _share_cores, _take_search_threads
+    from boxfish.service.runtime.cli import _parser, _share_cores, _take_search_threads
 
     monkeypatch.delenv("BOXFISH_SEARCH_THREADS", raising=False)
     for command in ("serve", "worker"):

@@ -19,7 +19,7 @@ def test_the_workers_package_has_the_modules_checked_below():
     assert "boxfish.workers.worker" in WORKER_MODULES and len(WORKER_MODULES) >= 5
 
 
-@pytest.mark.parametrize("module", [*WORKER_MODULES, "boxfish.service.wiring"])
+@pytest.mark.parametrize("module", [*WORKER_MODULES, "boxfish.service.application.wiring"])
 def test_importing_does_not_import_flask(module):
     code = (f"import sys, {module}\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('flask', 'werkzeug')))")

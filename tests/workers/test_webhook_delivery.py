@@ -10,9 +10,9 @@ from email.utils import format_datetime
 import pytest
 import standardwebhooks
 
-from boxfish.service.events import MoveEvent
-from boxfish.service.webhook_store import move_events, new_secret, signed_headers
-from boxfish.service.webhook_urls import UrlRefused, address_is_public, check_url
+from boxfish.service.application.webhook_urls import UrlRefused, address_is_public, check_url
+from boxfish.service.application.webhooks import move_events, new_secret, signed_headers
+from boxfish.service.store.events import MoveEvent
 from boxfish.workers.webhook_delivery import parse_retry_after, retry_delay
 
 
@@ -109,8 +109,8 @@ def test_a_message_is_enqueued_once_and_never_lost(settings, redis_client):
     replay nothing to double; a second call finds the marker."""
     from rq import Queue
 
-    from boxfish.service.keys import KeySpace
-    from boxfish.service.webhook_store import Webhooks
+    from boxfish.service.application.webhooks import Webhooks
+    from boxfish.service.store.keys import KeySpace
 
     webhooks = Webhooks.from_settings(redis_client, settings, KeySpace(settings.key_prefix))
     queue = Queue(settings.webhook_queue_name, connection=redis_client)

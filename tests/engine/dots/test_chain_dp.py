@@ -12,8 +12,8 @@ from boxfish.engine.dots.chain_dp import (
     loony_value,
 )
 from boxfish.engine.dots.geometry import bits
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import solve
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.node import solve
 
 from .test_search_exact import brute  # noqa: E402
 

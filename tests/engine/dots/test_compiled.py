@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from boxfish import engine
 from boxfish.engine.analysis import Limit, SearchCache
-from boxfish.engine.dots import compiled
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import CompiledSearcher, Searcher
-from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
+from boxfish.engine.dots.search import compiled
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.node import CompiledSearcher, Searcher
+from boxfish.engine.dots.search.table import INF, PROVEN, TranspositionTable
 from boxfish.engine.search import SearchAborted
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -215,9 +215,10 @@ def test_the_cli_says_which_core_ran():
 
 def test_a_failed_build_warns_and_leaves_the_python_search(tmp_path):
     """``setup.py``'s build_ext: a compiler that fails is a warning, not a failed install."""
-    (tmp_path / "engine" / "dots").mkdir(parents=True)
+    (tmp_path / "engine" / "dots" / "search").mkdir(parents=True)
     shutil.copy(ROOT / "setup.py", tmp_path)
-    shutil.copy(ROOT / "engine" / "dots" / "_core.c", tmp_path / "engine" / "dots")
+    shutil.copy(ROOT / "engine" / "dots" / "search" / "_core.c",
+                tmp_path / "engine" / "dots" / "search")
     env = {**os.environ, "CC": "false"}
     r = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

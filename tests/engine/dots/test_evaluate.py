@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-from boxfish.engine.dots import evaluate as ev
 from boxfish.engine.dots.chain_dp import (
     component_counts,
     component_sizes,
@@ -12,7 +11,8 @@ from boxfish.engine.dots.chain_dp import (
     loony_value_fast,
 )
 from boxfish.engine.dots.geometry import bits
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search import evaluate as ev
+from boxfish.engine.dots.search.board import tables
 
 
 def _random_filled(rng, t):

@@ -13,9 +13,9 @@ import pytest
 
 from boxfish.engine.dots.chain_dp import sacrifice_lines
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import Searcher
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.node import Searcher
 
 from .reference import reference_move_values, reference_value
 

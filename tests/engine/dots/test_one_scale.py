@@ -15,9 +15,9 @@ import pytest
 
 from boxfish.engine import load_game
 from boxfish.engine.analysis import analyse
-from boxfish.engine.dots import compiled
 from boxfish.engine.dots.geometry import geometry
 from boxfish.engine.dots.positions import biased_play, safe_play
+from boxfish.engine.dots.search import compiled
 from boxfish.engine.dots.state import DotsState
 from tests.engine.dots.reference import ReferenceGaveUp, reference_move_values
 

@@ -1,8 +1,8 @@
 """The search node's phases: the same names in the same order in both cores (issue 23).
 
-The compiled core's ``search()`` (``engine/dots/_core.c``) is a driver that calls its phase
+The compiled core's ``search()`` (``engine/dots/search/_core.c``) is a driver that calls its phase
 functions ``node_*`` in order; the Python core's ``search`` (the closure built by
-``Searcher._build_search`` in ``engine/dots/search_core.py``) calls nested functions of the
+``Searcher._build_search`` in ``engine/dots/search/node.py``) calls nested functions of the
 same names in the same order. These tests read both sources, so that a phase added, removed,
 renamed or moved in one core and not in the other fails here; and so do the phase lists of
 the two comment blocks that say what each phase promises.

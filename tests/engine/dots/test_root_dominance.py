@@ -11,7 +11,7 @@ import pytest
 from boxfish.engine import analyse, load_game
 from boxfish.engine.dots.geometry import bits
 from boxfish.engine.dots.positions import safe_play
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search.board import tables
 from tests.engine.dots.reference import reference_move_values
 
 FREE_BOX_MOVES = [(1, 1, 1), (2, 1, 2), (1, 2, 1), (3, 3, 2), (5, 5, 1)]

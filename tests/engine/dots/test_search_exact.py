@@ -8,9 +8,9 @@ import pytest
 
 from boxfish.engine import analyse, load_game
 from boxfish.engine.dots.geometry import bits
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import Searcher, solve
-from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.node import Searcher, solve
+from boxfish.engine.dots.search.table import INF, PROVEN, TranspositionTable
 
 
 def brute(w: int, h: int, drawn: int) -> int:
@@ -226,7 +226,7 @@ def test_the_key_is_its_definition_on_every_board_size(w, h):
     image first and twin-sort it after): the smallest twin-sorted image, the first symmetry
     reaching it; and the permutations are the symmetries' (boards of more than
     ``SYM_MAX_LINES`` lines: the identity only)."""
-    from boxfish.engine.dots.search_board import SYM_MAX_LINES
+    from boxfish.engine.dots.search.board import SYM_MAX_LINES
     t = tables(w, h)
     assert len(t.syms) == (1 if t.nl > SYM_MAX_LINES else len(set(t.syms)))
     assert len(t.syms) > 1 or t.nl > SYM_MAX_LINES

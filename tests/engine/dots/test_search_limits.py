@@ -123,9 +123,9 @@ def test_time_bounded_answer_on_midgame_5x5():
 
 
 def test_iterate_yields_one_result_per_depth_and_caller_owns_time():
-    from boxfish.engine.dots.search import iterate
-    from boxfish.engine.dots.search_board import tables
-    from boxfish.engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.driver import iterate
+    from boxfish.engine.dots.search.node import Searcher
 
     s = Searcher(tables(4, 4))
     depths = []
@@ -140,9 +140,9 @@ def test_iterate_yields_one_result_per_depth_and_caller_owns_time():
 def test_iterate_reads_solve_lines_when_called(monkeypatch):
     """A 2x2 board (12 lines) is searched to the end from the third iteration, unless the
     module's SOLVE_LINES, changed after import, says otherwise."""
-    from boxfish.engine.dots import search
-    from boxfish.engine.dots.search_board import tables
-    from boxfish.engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search import driver as search
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.node import Searcher
 
     def third_depth():
         s = Searcher(tables(2, 2))
@@ -165,7 +165,7 @@ def test_exact_solve_of_a_loony_5x5_position():
     for y in range(1, 7):
         for x in range(1, 6):
             st.play((x, y, 1))
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
 
     t = tables(5, 5)
     truth = reference_move_values(5, 5, st.drawn)
@@ -182,7 +182,7 @@ def test_bounds_of_an_unfinished_analysis_are_true_bounds():
     solver's value of the move (and of the position for the position's own bound)."""
     import random
 
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
 
     t = tables(3, 3)
     game = load_game("dots-and-boxes", width=3, height=3)
@@ -222,7 +222,7 @@ def test_a_proof_cut_short_keeps_the_bounds_its_passes_proved():
     """The first root move of a proof is searched by zero-window passes; a node limit that
     stops it after the first pass still reports that pass's proven bound, a true bound of the
     reference solver's value of the move."""
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
 
     t = tables(3, 3)
     game = load_game("dots-and-boxes", width=3, height=3)
@@ -272,7 +272,7 @@ def test_a_low_recursion_limit_is_raised_for_the_call_only():
     raises it for the duration of the call and puts it back."""
     import sys
 
-    from boxfish.engine.dots.search import analyse_position
+    from boxfish.engine.dots.search.driver import analyse_position
 
     drawn = 239330986697057503  # a 5x5 position with 30 undrawn lines, solved exactly
     want = analyse_position(5, 5, drawn)
@@ -299,8 +299,8 @@ def test_a_closed_searcher_is_freed_by_reference_counting():
     import gc
     import weakref
 
-    from boxfish.engine.dots.search_board import tables
-    from boxfish.engine.dots.search_core import Searcher
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.node import Searcher
 
     s = Searcher(tables(2, 2))
     s.search(0, -(1 << 20), 1 << 20, 1 << 16)
@@ -321,8 +321,8 @@ def test_a_timed_5x5_position_past_the_safe_phase_is_proven():
     the same nodes on every run), with the reference solver's value and a best move worth
     it. (The limit, never neared, only chooses the timed driver.)"""
     from boxfish.engine.analysis import Limit
-    from boxfish.engine.dots.search import analyse_position
-    from boxfish.engine.dots.search_board import tables
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.driver import analyse_position
 
     drawn = 239330986697057503
     t = tables(5, 5)
@@ -383,9 +383,9 @@ def test_big_boards_read_the_clock_at_every_node():
     """A node of a 20x20 search costs a millisecond or more: 16 nodes between two looks at
     the clock overran 200 ms deadlines by 17 ms. Past 128 lines the deadline is checked at
     every node (the node budget still every 16); smaller boards check every 16 nodes."""
-    from boxfish.engine.dots.search_board import tables
-    from boxfish.engine.dots.search_core import Searcher
-    from boxfish.engine.dots.search_tt import INF, PROVEN
+    from boxfish.engine.dots.search.board import tables
+    from boxfish.engine.dots.search.node import Searcher
+    from boxfish.engine.dots.search.table import INF, PROVEN
     from boxfish.engine.search import SearchAborted
 
     for (w, h), nodes in {(20, 20): 1, (9, 9): 1, (5, 5): 16}.items():

@@ -44,8 +44,8 @@ from __future__ import annotations
 import pytest
 
 from boxfish.engine.analysis import Limit
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.driver import analyse_position
 from tests.engine.dots.reference import reference_move_values, reference_value
 
 # the positions other than the empty board (bitboards: bit i = line i drawn)

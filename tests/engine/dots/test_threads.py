@@ -15,13 +15,13 @@ import pytest
 from boxfish.engine import SearchCache, analyse, load_game
 from boxfish.engine.analysis import usable_cores
 from boxfish.engine.cli import main as cli_main
-from boxfish.engine.dots import compiled
-from boxfish.engine.dots.caches import DotsCaches
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import CompiledSearcher
-from boxfish.engine.dots.search_tt import INF, PROVEN, TranspositionTable
+from boxfish.engine.dots.search import compiled
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.node import CompiledSearcher
+from boxfish.engine.dots.search.table import INF, PROVEN, TranspositionTable
 from boxfish.engine.search import SearchAborted
 from tests.engine.dots.reference import reference_move_values, reference_value
 
@@ -58,7 +58,7 @@ def _threaded(t, threads: int = 2, spawn_nodes: int = 0, **kw) -> CompiledSearch
 @pytest.fixture
 def searchers(monkeypatch):
     """The compiled searchers the analyses of the test make."""
-    import boxfish.engine.dots.search as dots_search
+    import boxfish.engine.dots.search.driver as dots_search
 
     made: list[CompiledSearcher] = []
 

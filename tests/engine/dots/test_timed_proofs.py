@@ -10,9 +10,9 @@ import random
 
 from boxfish.engine import analyse, load_game
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search import iterate
-from boxfish.engine.dots.search_board import tables
-from boxfish.engine.dots.search_core import CompiledSearcher
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.driver import iterate
+from boxfish.engine.dots.search.node import CompiledSearcher
 from tests.engine.dots.reference import reference_move_values, reference_value
 
 #: nodes the reference solver may search for one answer here: ten times the most a position
@@ -149,7 +149,7 @@ def test_a_value_proven_before_the_moves_are_read_reports_the_depth_to_the_end(m
     iterations have read the moves' values from the table: the value is exact all the same,
     and an exact value is one searched to the end, so the depth is the lines left (it was the
     last heuristic iteration's, 8 of 40, seen on a loaded machine)."""
-    from boxfish.engine.dots import search as dots_search
+    from boxfish.engine.dots.search import driver as dots_search
 
     real_iterate = dots_search.iterate
 

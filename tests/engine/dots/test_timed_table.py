@@ -8,10 +8,10 @@ from __future__ import annotations
 import random
 
 from boxfish.engine.analysis import Limit
-from boxfish.engine.dots.caches import DotsCaches
 from boxfish.engine.dots.positions import safe_play
-from boxfish.engine.dots.search import analyse_position
-from boxfish.engine.dots.search_board import tables
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
 
 SLOTS = 1 << 22  # 64 MiB of 16-byte entries: the next doubling is estimated at 1.0 s
 GROW_AT = 8

@@ -1,0 +1,180 @@
+"""Everything the Dots-and-Boxes search of one board size remembers, owned by one object.
+
+A :class:`DotsCaches` holds, for one board size: the transposition table (``tt``), the horizon
+evaluation with its memos (``evaluator``: leaf values and the values of the positions its
+fills end in) and the chain DP's memo (``dp``, shared by the evaluation and the search's exact
+loony endgames). Every one of them is bounded, and ``clear()`` empties them all.
+
+A search that is given none makes a fresh one (``Searcher``); an
+``engine.analysis.SearchCache`` keeps one per board size between analyses, made by
+:func:`make_caches` with the cache's ``max_entries``: the auxiliary caches (the evaluation's
+two memos and the DP memo) get ``aux_entries(max_entries)`` entries each, a sixteenth of the
+budget and at most 65,536 (their size before they were owned here), and the transposition
+table the rest, so that the owner never holds more than ``max_entries`` entries in all. A new
+member (another table, say) is added here, to ``clear()``, ``__len__`` and ``sizes()``.
+
+The compiled core (:mod:`compiled`) keeps its own table and memos in one object
+(``compiled``), made on its first search: ``table_bytes`` of entries, and the memos' share
+each for its three memos. The default ``table_bytes``: for a search's own caches (no
+``max_entries`` given: a library or CLI analysis without a ``SearchCache``, ``boxfish solve``
+without ``--table-gb``), :func:`own_table_bytes`, a quarter of the machine's memory and at
+most ``OWN_TABLE_MAX_BYTES``; for an owner of ``max_entries``, the bytes of the Python
+table's share (:func:`compiled.entry_bytes` each). The table starts small and doubles as it
+fills, so an analysis only holds the memory its entries need. ``sizes()`` counts it as
+``compiled`` (table entries) and ``compiled_memos`` (the three memos' entries).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..chain_dp import LoonyDP
+from . import compiled as _compiled
+from .board import Tables, tables
+from .evaluate import Evaluator
+from .table import TranspositionTable
+
+#: An auxiliary cache's share of an owner's entries: 1 / AUX_SHARE of them, at most AUX_MAX.
+AUX_SHARE = 16
+AUX_MAX = 1 << 16
+#: The budget of a search's own caches (no ``SearchCache``): a 2,000,000-entry table and
+#: 65,536 entries for each auxiliary cache.
+DEFAULT_ENTRIES = 2_000_000 + 3 * AUX_MAX
+
+
+#: A search's own compiled table may take 1 / OWN_TABLE_SHARE of the machine's memory, at most
+#: OWN_TABLE_MAX_BYTES (see :func:`own_table_bytes`).
+OWN_TABLE_SHARE = 4
+OWN_TABLE_MAX_BYTES = 4 << 30
+#: The floor of that budget, and the memory assumed where the machine's cannot be read.
+OWN_TABLE_MIN_BYTES = 64 << 20
+
+
+def own_table_bytes() -> int:
+    """The compiled table budget of a search's own caches: a quarter of the machine's
+    physical memory, between ``OWN_TABLE_MIN_BYTES`` and ``OWN_TABLE_MAX_BYTES``."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        memory = 0
+    return max(OWN_TABLE_MIN_BYTES, min(OWN_TABLE_MAX_BYTES, memory // OWN_TABLE_SHARE))
+
+
+def aux_entries(max_entries: int) -> int:
+    """The entries each auxiliary cache of an owner of ``max_entries`` may hold."""
+    return max(1, min(AUX_MAX, max_entries // AUX_SHARE))
+
+
+class DotsCaches:
+    """The caches of the Dots search on one board size (``t``).
+
+    The Python search's: ``tt``, ``evaluator``, ``dp``; the compiled core's: ``compiled``
+    (``compiled_table()``). Each set is made on its first use, so an owner only one core
+    searches with holds only that core's caches, at most ``max_entries`` entries in all (see
+    the module docstring), unless a table of the caller's is passed as ``tt`` (then that
+    table's own bound holds for it); an owner both cores search with holds at most that
+    much for each. Without ``max_entries`` (a search's own caches) the compiled table's
+    bound is :func:`own_table_bytes` instead. Not thread-safe: one search at a time."""
+
+    __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp")
+
+    def __init__(self, t: Tables, max_entries: int | None = None,
+                 tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
+        own = max_entries is None
+        if own:
+            max_entries = DEFAULT_ENTRIES
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
+        self.t = t
+        self.max_entries = max_entries
+        self._tt = tt
+        self._evaluator = self._dp = None
+        if table_bytes is None:
+            table_bytes = (own_table_bytes() if own
+                           else self._tt_entries() * _compiled.entry_bytes(t.nl))
+        self.table_bytes = table_bytes
+        self.compiled = None  # the compiled core's table, made by its first search
+
+    def _tt_entries(self) -> int:
+        return max(1, self.max_entries - 3 * aux_entries(self.max_entries))
+
+    @property
+    def tt(self) -> TranspositionTable:
+        """The Python search's transposition table (made on first use)."""
+        if self._tt is None:
+            self._tt = TranspositionTable(self._tt_entries())
+        return self._tt
+
+    @property
+    def dp(self) -> LoonyDP:
+        """The chain DP's memo of the Python search (made on first use)."""
+        if self._dp is None:
+            self._dp = LoonyDP(aux_entries(self.max_entries))
+        return self._dp
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The Python search's horizon evaluation and its memos (made on first use)."""
+        if self._evaluator is None:
+            self._evaluator = Evaluator(self.t, aux_entries(self.max_entries), self.dp)
+        return self._evaluator
+
+    def compiled_table(self):
+        """The compiled core's table and memos (made on first use; raises RuntimeError
+        when the core is not available)."""
+        if self.compiled is None:
+            self.compiled = _compiled.new_table(self.table_bytes, self.t.nl,
+                                                aux_entries(self.max_entries))
+        return self.compiled
+
+    def bounds(self) -> dict[str, int]:
+        """The most entries each cache made so far may hold: ``tt``, ``values``, ``ends``,
+        ``dp`` (the Python search's), ``compiled`` and ``compiled_memos`` (the compiled
+        core's table and its three memos)."""
+        out = {}
+        if self._tt is not None:
+            out["tt"] = self._tt.max_entries
+        if self._evaluator is not None:
+            out["values"] = out["ends"] = self._evaluator.max_entries
+        if self._dp is not None:
+            out["dp"] = self._dp.max_entries
+        if self.compiled is not None:
+            out["compiled"] = self.compiled.max_capacity
+            out["compiled_memos"] = 3 * self.compiled.memo_slots
+        return out
+
+    def sizes(self) -> dict[str, int]:
+        """The entries each cache made so far holds now (the names of ``bounds()``)."""
+        out = {}
+        if self._tt is not None:
+            out["tt"] = len(self._tt)
+        if self._evaluator is not None:
+            out["values"] = len(self._evaluator.values)
+            out["ends"] = len(self._evaluator.ends)
+        if self._dp is not None:
+            out["dp"] = len(self._dp)
+        if self.compiled is not None:
+            st = self.compiled.stats()
+            out["compiled"] = st["entries"]
+            out["compiled_memos"] = st["eval_entries"] + st["end_entries"] + st["loony_entries"]
+        return out
+
+    def clear(self) -> None:
+        """Empty every cache."""
+        for c in (self._tt, self._evaluator, self._dp, self.compiled):
+            if c is not None:
+                c.clear()
+
+    def __len__(self) -> int:
+        return sum(self.sizes().values())
+
+    def __repr__(self) -> str:
+        return f"DotsCaches({self.t.w}x{self.t.h}, {self.sizes()})"
+
+
+def make_caches(w: int, h: int, table_bytes: int | None = None):
+    """The factory of a ``SearchCache`` for a board size: ``max_entries -> DotsCaches``
+    (``table_bytes``: the compiled table's size, default from ``max_entries``)."""
+    def factory(max_entries: int) -> DotsCaches:
+        return DotsCaches(tables(w, h), max_entries, table_bytes=table_bytes)
+    return factory

@@ -1,0 +1,99 @@
+"""The service's parts wired together, without Flask: the move store (its recorder), the games
+service with its listeners (the engine seat's, the webhooks'), the analysis queue, the engine
+seats and the webhooks, on the store's and the job queue's Redis connections.
+
+The API (:func:`service.app.create_app`, which adds the HTTP side) and the workers (an
+engine-move job appends moves through the games service, see :mod:`workers.engine_move_job`) build
+them here, the same way; this module imports no Flask, so neither does a worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+
+from ..config import Settings
+from ..store import connections
+from ..store.keys import KeySpace
+from ..store.recorder import Recorder
+from ..store.redis_recorder import RedisRecorder
+from .analyses import AnalysisService
+from .engine_seats import EngineSeatListener, EngineSeats
+from .games import GameListener, GameService
+from .state_cache import StateCache
+from .webhooks import WebhookListener, Webhooks
+
+
+def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
+                   settings: Settings) -> RedisRecorder:
+    """The Redis recorder on ``connection`` with the settings' replicated acknowledgements,
+    idempotency record lifetime and size of the index of recent games."""
+    return RedisRecorder(connection, keys, min_replicas=settings.min_replicas_ack,
+                         replica_timeout_ms=settings.replica_ack_timeout_ms,
+                         idempotency_ttl_s=settings.idempotency_ttl_s,
+                         recent_kept=settings.recent_games_kept)
+
+
+def game_listeners(settings: Settings, queue_connection: redis.Redis,
+                   keys: KeySpace, recorder: Recorder | None = None) -> list[GameListener]:
+    """What is told of each game created and each move appended, in the API and in a worker
+    that appends (see :class:`service.games.GameListener`): the engine seat's and the
+    webhooks' listeners, which enqueue on ``queue_connection`` (the webhooks' registrations
+    are in ``recorder``, the move store)."""
+    return [EngineSeatListener(EngineSeats(queue_connection, settings, keys)),
+            WebhookListener(Webhooks.from_settings(queue_connection, settings, keys,
+                                                   recorder))]
+
+
+def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
+                 keys: KeySpace) -> GameService:
+    """The games service on ``recorder``, with this process's state cache and the
+    listeners of :func:`game_listeners`: the API's, and a worker's that appends moves."""
+    return GameService(recorder, StateCache(settings.state_cache_size),
+                       listeners=game_listeners(settings, queue_connection, keys, recorder))
+
+
+@dataclass
+class Backend:
+    """The service's parts on its two Redis connections (see :func:`build`)."""
+
+    settings: Settings
+    #: The move store's connection: a ``redis.Redis`` or a ``redis.cluster.RedisCluster``.
+    redis: connections.StoreConnection
+    #: The job queue's (and the API's rate limiter's): always a plain ``redis.Redis``.
+    queue_redis: redis.Redis
+    keys: KeySpace
+    recorder: Recorder
+    games: GameService
+    analyses: AnalysisService
+    #: The engine's move jobs, for the games' ``engine`` status.
+    engine_seats: EngineSeats
+    webhooks: Webhooks
+
+
+def build(settings: Settings, connection: connections.StoreConnection | None = None,
+          recorder: Recorder | None = None,
+          queue_connection: redis.Redis | None = None) -> Backend:
+    """Every part, from ``settings``. ``connection`` (the move store's Redis, plain or a Redis
+    Cluster) defaults to one from ``settings.redis_url`` (:func:`service.connections.connect`:
+    a cluster is detected, or named by ``redis_cluster``); ``recorder`` defaults to the Redis
+    recorder on it (:func:`redis_recorder`); ``queue_connection`` (the job queue's Redis) to
+    ``settings.queue_redis_url`` or, without one, ``connection``, which must then not be a
+    cluster. Raises :class:`~service.errors.ConfigurationError` when the service cannot start
+    with these settings."""
+    if connection is None:
+        conns = connections.connect(settings)
+        connection = conns.store
+        queue_connection = queue_connection or conns.queue
+    elif queue_connection is None:
+        queue_connection = connections.queue_connection(settings, connection)
+    keys = KeySpace(settings.key_prefix)
+    recorder = recorder or redis_recorder(connection, keys, settings)
+    webhooks = Webhooks.from_settings(queue_connection, settings, keys, recorder)
+    return Backend(
+        settings=settings, redis=connection, queue_redis=queue_connection, keys=keys,
+        recorder=recorder, games=game_service(settings, recorder, queue_connection, keys),
+        analyses=AnalysisService(queue_connection, settings, keys,
+                                 callbacks_meta=webhooks.job_meta()),
+        engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks)

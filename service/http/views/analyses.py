@@ -1,0 +1,158 @@
+"""Analyses: submit a position (or a stored game at a serial) and read the job.
+
+Both submitting routes validate into one :class:`~service.analysis_request.AnalysisRequest` and
+hand it to :meth:`service.analysis_queue.AnalysisService.submit`. A ``callback`` is no part of the
+request (identical requests share a job whatever their callbacks): it is registered with the
+job afterwards (:meth:`service.webhook_store.Webhooks.add_callback`)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from boxfish.engine import IllegalMove
+
+from ...application.analysis_request import (
+    POSITION_FIELDS,
+    AnalysisRequest,
+    canonical_position,
+    core_problem,
+)
+from ...application.webhooks import analysis_event
+from ...errors import QueueFull
+from ..models import AnalysisFields, Callback, GameAnalysis
+from ..problems import Problem, check_at_most, invalid, invalid_field
+from . import check_id, checked_url, choose_game, ctx, json_body, time_ms_limit
+
+bp = Blueprint("analyses", __name__)
+
+
+def _limits(data) -> tuple[int, int | None]:
+    """``(time_ms, multipv)`` of a request: :func:`time_ms_limit` and ``multipv`` at most the
+    server's ``max_multipv`` (a 422 ``limit_exceeded`` above)."""
+    time_ms = time_ms_limit(data.time_ms, ["time_ms"])
+    if data.multipv is not None:
+        cap = ctx().settings.max_multipv
+        check_at_most(data.multipv, cap, ["multipv"], f"multipv must be at most {cap}")
+    return time_ms, data.multipv
+
+
+def _check_core(game, core: str | None) -> str | None:
+    """``core`` if it can run an analysis of ``game``; a 422 (``reason`` ``core_unavailable``,
+    the engine's reason in ``detail``) otherwise."""
+    problem = core_problem(game, core)
+    if problem is not None:
+        raise invalid_field(f"core {core!r} cannot run this analysis: {problem}", ["core"],
+                            problem, "core_unavailable", "core_unavailable")
+    return core
+
+
+def _check_moves(game, moves: list) -> list[list]:
+    """Parse and replay ``moves`` (raw JSON); 422 (with the engine's reason and the move's
+    index) if one is malformed or illegal. Returns them canonical (lists of ints)."""
+    limit = ctx().settings.max_moves
+    if len(moves) > limit:
+        raise invalid_field(f"at most {limit} moves per request on this server", ["moves"],
+                            f"at most {limit} items", "too_long", "limit_exceeded")
+    state = game.new_state()
+    for i, raw in enumerate(moves):
+        try:
+            state.play(game.parse_move(raw))
+        except IllegalMove as exc:
+            raise Problem(422, "illegal-move", "Illegal move", f"moves[{i}]: {exc}",
+                          reason=exc.reason, index=i, move=raw) from None
+    return [list(m) for m in state.history]
+
+
+def _respond(analysis: AnalysisRequest, callback: Callback | None):
+    services = ctx()
+    wait = _wait_param()
+    if callback is not None:
+        checked_url(callback.url, ["callback", "url"])
+    try:
+        job, how = services.analyses.submit(analysis)
+    except QueueFull:
+        services.metrics.analyses.labels("rejected").inc()
+        raise
+    services.metrics.analyses.labels(how).inc()
+    if callback is not None:
+        def ended():
+            status = services.analyses.status(job)
+            if status not in ("finished", "failed"):
+                return None
+            return analysis_event(services.analyses.view(job, status))
+
+        services.webhooks.add_callback(job.id, callback.url, callback.secret, ended)
+    status = services.analyses.wait(job, wait) if wait else services.analyses.status(job)
+    view = services.analyses.view(job, status)
+    code = 200 if status in ("finished", "failed") else 202
+    return view, code, {"Location": f"/v1/analyses/{job.id}"}
+
+
+def _wait_param() -> float:
+    raw = request.args.get("wait")
+    if raw is None:
+        return 0.0
+    cap = ctx().settings.max_wait_s
+    try:
+        value = float(raw)
+        if not 0 <= value <= cap:
+            raise ValueError
+    except ValueError:
+        raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
+                            ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
+    return value
+
+
+@bp.post("/v1/analyses")
+def submit_analysis():
+    data, game = choose_game(json_body(), AnalysisFields)
+    time_ms, multipv = _limits(data)
+    core = _check_core(game, data.core)
+    try:
+        position = canonical_position(**data.model_dump(include=set(POSITION_FIELDS)))
+    except ValueError as exc:
+        raise invalid(str(exc), reason="invalid_position") from None
+    if position["moves"] is not None:
+        position["moves"] = _check_moves(game, position["moves"])
+    analysis = AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv, core=core,
+                                        **position)
+    if analysis.lines is not None:
+        try:
+            analysis.build_state()
+        except ValueError as exc:
+            raise invalid(str(exc), reason="invalid_position") from None
+    return _respond(analysis, data.callback)
+
+
+@bp.post("/v1/games/<game_id>/analyses")
+def analyse_game(game_id: str):
+    games = ctx().games
+    meta = games.meta(check_id(game_id, "game"))
+    data = GameAnalysis.model_validate(json_body(optional=True))
+    time_ms, multipv = _limits(data)
+    game = games.game_of(meta)
+    core = _check_core(game, data.core)
+    at = meta.serial if data.at is None else check_at_most(
+        data.at, meta.serial, ["at"], f"at must be at most the game's serial {meta.serial}",
+        "out_of_range")
+    moves = [e.move for e in ctx().recorder.read(meta.game_id, after=0, upto=at)]
+    return _respond(AnalysisRequest.for_game(game, time_ms=time_ms, multipv=multipv,
+                                             core=core, moves=moves), data.callback)
+
+
+@bp.get("/v1/analyses/<job_id>")
+def get_analysis(job_id: str):
+    analyses = ctx().analyses
+    job = analyses.get(check_id(job_id, "analysis"))
+    return analyses.view(job)
+
+
+@bp.get("/v1/analyses/<job_id>/deliveries")
+def list_callback_deliveries(job_id: str):
+    """The delivery attempts of the analysis's callbacks, newest first (the last
+    ``DELIVERIES_KEPT``); whoever may read the analysis may read them (its id is the key). A
+    404 problem for an unknown analysis."""
+    services = ctx()
+    job = services.analyses.get(check_id(job_id, "analysis"))
+    return {"analysis": job.id, "deliveries": services.webhooks.callback_deliveries(job.id)}
+

@@ -1,0 +1,144 @@
+"""Board pictures: ``GET /v1/games/{id}/board.{svg,png,txt}`` (the game at its current serial or
+at ``?at=``) and ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed position with its
+best move and move values), drawn by :mod:`service.pictures`.
+
+Caching: the ETag is a strong validator over what the picture shows (the game, the serial, the
+log's head there, the format and the PNG width; for an analysis its job and the format and
+width), ``If-None-Match`` answers 304. A picture that can never change is ``Cache-Control:
+public, max-age=31536000, immutable``: a finished analysis, and a game's position named with
+its head, ``?at=<serial>.<head>`` (the form of the game's ETags and event ids, which names one
+history of the log). Every other game picture is ``no-cache`` (revalidated: a 304 while it is
+current), the live position and a bare ``?at=<serial>`` alike, since a store failover that
+loses acknowledged moves can give the log another history at the same serial, and a finished
+game can lose its last move so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from flask import Blueprint, Response, request
+
+from ...application.games import HEAD_RE
+from ...pictures import MEDIA_TYPES, render
+from ..problems import Problem, check_at_most, invalid_field
+from . import check_id, ctx, query_int
+
+bp = Blueprint("pictures", __name__)
+
+#: The PNG width in pixels: default and bounds of ``?size=``.
+DEFAULT_SIZE = 480
+MIN_SIZE = 64
+MAX_SIZE = 2048
+#: Part of every ETag: change it when the drawing changes, so no cache keeps an old picture.
+DRAWING_VERSION = "1"
+IMMUTABLE = "public, max-age=31536000, immutable"
+#: The security middleware's policy with inline styles allowed: a standalone SVG styles itself
+#: with its embedded style sheet (still no scripts, no fetches).
+SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+
+
+def _format(fmt: str) -> str:
+    if fmt not in MEDIA_TYPES:
+        raise Problem(404, "not-found", "Not found",
+                      f"no picture format {fmt!r}; formats: {', '.join(MEDIA_TYPES)}")
+    return fmt
+
+
+def _size() -> int:
+    """``?size=`` (checked for every format, used by PNG only)."""
+    size = query_int("size", DEFAULT_SIZE)
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise invalid_field(f"size must be from {MIN_SIZE} to {MAX_SIZE} pixels, got {size}",
+                            ["query", "size"], f"{MIN_SIZE} to {MAX_SIZE}",
+                            "greater_than_equal" if size < MIN_SIZE else "less_than_equal",
+                            "out_of_range")
+    return size
+
+
+def _etag(*parts) -> str:
+    return '"' + hashlib.sha1("\x1f".join(map(str, parts)).encode()).hexdigest() + '"'
+
+
+def _answer(fmt: str, size: int, etag: str, immutable: bool, draw) -> Response:
+    """The picture (``draw()`` -> bytes, called only when the client's copy is not current)
+    or a 304, with the ETag and Cache-Control."""
+    headers = {"ETag": etag, "Cache-Control": IMMUTABLE if immutable else "no-cache"}
+    if request.if_none_match.contains(etag.strip('"')):
+        return Response(status=304, headers=headers)
+    if fmt == "svg":
+        headers["Content-Security-Policy"] = SVG_CSP
+    return Response(draw(), status=200, headers=headers, mimetype=None,
+                    content_type=MEDIA_TYPES[fmt])
+
+
+def _at(meta) -> tuple[int, str | None]:
+    """``?at=``: ``(serial, head)`` of ``<serial>.<head>``, ``(serial, None)`` of a bare
+    serial, the game's current serial without one; a 422 problem when it is neither form or
+    beyond the game's serial."""
+    raw = request.args.get("at")
+    if raw is None:
+        return meta.serial, None
+    serial, dot, head = raw.partition(".")
+    if not (serial.isascii() and serial.isdigit()) or (dot and not HEAD_RE.fullmatch(head)):
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise invalid_field(f"at must be a serial, or a position '<serial>.<head>' as in the "
+                            f"game's ETag and event ids (the head 16 lowercase hex digits); "
+                            f"got {shown!r}", ["query", "at"], "<serial> or <serial>.<head>",
+                            "string_pattern_mismatch")
+    at = check_at_most(int(serial), meta.serial, ["query", "at"],
+                       f"at must be at most the game's serial {meta.serial}", "out_of_range")
+    return at, head if dot else None
+
+
+@bp.get("/v1/games/<game_id>/board.<fmt>")
+def game_board(game_id: str, fmt: str):
+    """The game at ``?at=`` (a serial from 0 to the game's, or ``<serial>.<head>``; default:
+    now). 404 for an unknown game or format, or a head the log does not have at that serial
+    (a failover gave it another history); 422 for an ``at`` of neither form or beyond the
+    game's serial (``out_of_range``), or a ``size`` out of bounds."""
+    fmt = _format(fmt)
+    games = ctx().games
+    meta = games.meta(check_id(game_id, "game"))
+    size = _size()
+    at, asked_head = _at(meta)
+    head = games.head_at(meta, at)  # None: a game stored before heads were kept
+    if asked_head is not None and head is not None and asked_head != head:
+        raise Problem(404, "not-found", "Not found",
+                      f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
+                      f"another history at serial {at} (a store failover lost moves); ask "
+                      f"for the game's current ETag or ?at={at}")
+    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, head or "", fmt,
+                 size if fmt == "png" else "")
+    immutable = asked_head is not None and head is not None
+    return _answer(fmt, size, etag, immutable,
+                   lambda: render(fmt, games.state_at(meta, at), width=size))
+
+
+@bp.get("/v1/analyses/<job_id>/board.<fmt>")
+def analysis_board(job_id: str, fmt: str):
+    """The analysed position with the analysis drawn. 404 for an unknown analysis or format,
+    409 ``not_finished`` (with ``Retry-After``) while it runs, 409 ``failed`` when it failed,
+    422 for a ``size`` out of bounds."""
+    fmt = _format(fmt)
+    analyses = ctx().analyses
+    job = analyses.get(check_id(job_id, "analysis"))
+    size = _size()
+    status = analyses.status(job)
+    if status == "failed":
+        raise Problem(409, "analysis-failed", "Analysis failed",
+                      f"analysis {job.id!r} failed: nothing to draw", reason="failed")
+    if status != "finished":
+        raise Problem(409, "analysis-not-finished", "Analysis not finished",
+                      f"analysis {job.id!r} is {status}; retry when it has finished",
+                      headers={"Retry-After": "1"}, reason="not_finished", analysis_status=status)
+    analysis = analyses.request_of(job)
+    if analysis is None:
+        raise Problem(404, "not-found", "Not found",
+                      f"analysis {job.id!r} carries no position this server can read")
+    etag = _etag("analysis", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "")
+
+    def draw() -> bytes:
+        return render(fmt, analysis.build_state(), job.return_value(), width=size)
+
+    return _answer(fmt, size, etag, True, draw)

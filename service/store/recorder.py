@@ -1,0 +1,364 @@
+"""The recorder: the storage interface of the move store, and its in-memory backend.
+
+A recorder keeps, per game, metadata and an append-only log of :class:`MoveEvent` with serials
+1, 2, 3, ... and no gap. :meth:`Recorder.append` is an atomic compare-and-append: it stores the
+event only if its serial is the current serial + 1, and records the idempotency key with it in
+the same step. Idempotency records may expire (``idempotency_ttl_s``): after that the key is a
+new key. A backend that replicates may be asked to acknowledge an append only once replicas
+have it; when they do not in time it raises :class:`NotReplicated` (the event is stored all
+the same). Every backend passes the shared contract suite in
+``tests/service/test_recorder_contract.py``.
+
+A recorder also keeps each game's webhook registrations (JSON objects with a string ``id``),
+with the game: in Redis under the game's hash tag, on its master, replicated with its log.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+
+from ..errors import (  # noqa: F401 - re-exported: the recorder's contract raises them
+    GameIdTaken,
+    GameNotFound,
+    IdempotencyKeyReused,
+    NotReplicated,
+    SerialConflict,
+    StaleHead,
+)
+from .events import MoveEvent
+
+#: How many of the newest games a recorder's :meth:`Recorder.recent_games` index keeps by
+#: default (the service passes ``Settings.recent_games_kept``).
+DEFAULT_RECENT_KEPT = 1000
+
+
+def next_head(head: str, event: MoveEvent) -> str:
+    """The head of the log after ``event``, appended to a log whose head was ``head`` (the
+    head of serial 0 is ``""``): the first 16 hex digits of SHA-1 over the previous head, a
+    newline and the event's stored JSON. A chain, so a head names the whole history up to its
+    serial. The Redis append script computes the same with ``redis.sha1hex``."""
+    return hashlib.sha1(f"{head}\n{event.to_json()}".encode()).hexdigest()[:16]
+
+
+def replay_head(head: str, events) -> str:
+    """The head after ``events`` appended in order to a log whose head was ``head``."""
+    for event in events:
+        head = next_head(head, event)
+    return head
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSeat:
+    """The engine plays ``seat`` (0 moves first) of a game, searching ``time_ms`` per move."""
+
+    seat: int
+    time_ms: int
+
+    def to_dict(self) -> dict:
+        return {"seat": self.seat, "time_ms": self.time_ms}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EngineSeat:
+        return cls(seat=int(data["seat"]), time_ms=int(data["time_ms"]))
+
+
+@dataclass(frozen=True, slots=True)
+class GameMeta:
+    game_id: str
+    game: str
+    params: dict
+    token_sha256: str
+    created_at: int  # ms since the epoch
+    serial: int = 0
+    status: str = "in_progress"
+    #: The identity of the log position ``serial`` (:func:`next_head`; ``""`` at serial 0).
+    #: None: unknown (a game stored before heads were kept, until its next append).
+    head: str | None = ""
+    #: The side the engine plays, set when the game is created and never changed; None: both
+    #: sides are played by clients (every game stored before engine seats existed).
+    engine: EngineSeat | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """The outcome of :meth:`Recorder.append`: the stored event and whether it is a replay of
+    an earlier append with the same idempotency key and body (then nothing was appended)."""
+
+    event: MoveEvent
+    replayed: bool = False
+    #: The game's webhook registrations (as :meth:`Recorder.webhooks` returns them) read in
+    #: the same atomic step as a new append, so that the move's listeners need not read them
+    #: again; None when not read (a replay).
+    webhooks: tuple[dict, ...] | None = None
+
+
+class Recorder(ABC):
+    """Storage of game metadata and move logs. Thread-safe."""
+
+    @abstractmethod
+    def create_game(self, meta: GameMeta) -> None:
+        """Store a new game (serial 0) with its static fields (``engine`` included, in the
+        same step). Raises :class:`~service.errors.GameIdTaken` (a ``ValueError``) if the id
+        is taken."""
+
+    @abstractmethod
+    def get_meta(self, game_id: str) -> GameMeta:
+        """Raises :class:`GameNotFound`."""
+
+    @abstractmethod
+    def append(self, game_id: str, expected_serial: int, event: MoveEvent,
+               idempotency_key: str | None = None, fingerprint: str = "",
+               expected_head: str | None = None) -> Appended:
+        """Atomically append ``event`` (whose serial must equal ``expected_serial``).
+
+        In one step: if ``idempotency_key`` was recorded before, return the event it appended
+        (``replayed=True``) when ``fingerprint`` matches, else raise
+        :class:`IdempotencyKeyReused`; if ``expected_serial`` is not current + 1 raise
+        :class:`SerialConflict`; if ``expected_head`` is given and the game's head is known
+        and differs from it, raise :class:`StaleHead`; else append, set the game's serial,
+        status and head (:func:`next_head` of the known head, or of ``expected_head`` when the
+        game's is unknown; unknown if both are) from the event, record the key, and return
+        the event with that head (``Appended.event.head``, None when unknown) and the game's
+        webhook registrations as they are at that step (``Appended.webhooks``). A replay's
+        event carries the head stored with it.
+        Raises :class:`GameNotFound`.
+
+        A backend configured to wait for replicas raises :class:`NotReplicated` after storing
+        the event (or finding its record on a retry) when they do not confirm it in time.
+        """
+
+    @abstractmethod
+    def lookup_idempotency(self, game_id: str, key: str) -> tuple[str, int] | None:
+        """``(fingerprint, serial)`` recorded for ``key``, or None (never recorded, or
+        expired). Raises :class:`GameNotFound`. A backend configured to wait for replicas
+        returns a record only once they have it (so that an answer built from it promises as
+        much as an append), else raises :class:`NotReplicated`."""
+
+    @abstractmethod
+    def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[MoveEvent]:
+        """Events with ``after < serial <= upto`` in order (``upto`` None: to the end), each
+        with the log's head after it (``MoveEvent.head``; None where the log has none: an
+        event appended before the game had a head). Raises :class:`GameNotFound`."""
+
+    @abstractmethod
+    def wait(self, game_id: str, after: int, timeout_s: float) -> list[MoveEvent]:
+        """Like ``read(game_id, after)`` but blocks up to ``timeout_s`` until there is at least
+        one event; returns ``[]`` on timeout."""
+
+    @abstractmethod
+    def recent_games(self, limit: int) -> list[GameMeta]:
+        """The metadata of up to ``limit`` (>= 1) games, newest ``created_at`` first, from an
+        index of the ``recent_kept`` newest games created (older ones drop out of it as new
+        ones come; games created in the same millisecond in any order). A game whose metadata
+        is gone is skipped, so fewer than ``limit`` may come back although more exist."""
+
+    # -- webhook registrations ---------------------------------------------------------------
+
+    @abstractmethod
+    def add_webhook(self, game_id: str, hook: dict, limit: int) -> bool:
+        """Store ``hook`` (a JSON object with a string ``id``) as a registration of the game,
+        atomically unless the game has ``limit`` registrations already: True if stored, False
+        at the limit (nothing stored). Raises :class:`GameNotFound`, ``ValueError`` if the
+        game has a registration with that id."""
+
+    @abstractmethod
+    def webhooks(self, game_id: str) -> list[dict]:
+        """The game's registrations, in no particular order (none for an unknown game)."""
+
+    @abstractmethod
+    def get_webhook(self, game_id: str, webhook_id: str) -> dict | None:
+        """The registration, or None (none with that id, or no such game)."""
+
+    @abstractmethod
+    def update_webhook(self, game_id: str, webhook_id: str, fields: dict) -> dict | None:
+        """Atomically set ``fields`` (not ``id``) in the registration; returns it as stored
+        now, or None when there is none (nothing stored)."""
+
+    @abstractmethod
+    def delete_webhook(self, game_id: str, webhook_id: str) -> bool:
+        """Remove the registration; False if there was none."""
+
+    @abstractmethod
+    def import_webhooks(self, game_id: str, hooks: list[dict]) -> int:
+        """The migration of registrations kept elsewhere by an earlier version: atomically,
+        store each of ``hooks`` whose id was never imported into this game before (neither the
+        limit nor a registration already stored with the id is touched), and remember its id
+        as imported, for good: an import that runs again, or late (concurrently with another,
+        after the registration was deleted), stores nothing. Returns how many were stored.
+        Raises :class:`GameNotFound`."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Release resources (connections)."""
+
+
+def _check_event(expected_serial: int, event: MoveEvent) -> None:
+    if event.serial != expected_serial:
+        raise ValueError(f"event serial {event.serial} != expected serial {expected_serial}")
+
+
+def _check_recent_kept(recent_kept: int) -> None:
+    if not isinstance(recent_kept, int) or recent_kept < 1:
+        raise ValueError(f"recent_kept must be an integer >= 1, not {recent_kept!r}")
+
+
+def _check_ttl(idempotency_ttl_s: float | None) -> None:
+    if idempotency_ttl_s is not None and not 0 < idempotency_ttl_s < math.inf:
+        raise ValueError(f"idempotency_ttl_s must be positive and finite (None: no expiry), "
+                         f"not {idempotency_ttl_s!r}")
+
+
+class InMemoryRecorder(Recorder):
+    """A recorder in process memory: for unit tests and single-process experiments.
+
+    ``idempotency_ttl_s``: how long an idempotency record lasts (None: for ever). There are no
+    replicas, so there is nothing to wait for: :class:`NotReplicated` is never raised.
+    ``recent_kept``: how many of the newest games :meth:`recent_games` can list.
+    """
+
+    def __init__(self, *, idempotency_ttl_s: float | None = None,
+                 recent_kept: int = DEFAULT_RECENT_KEPT) -> None:
+        _check_ttl(idempotency_ttl_s)
+        _check_recent_kept(recent_kept)
+        self.idempotency_ttl_s = idempotency_ttl_s
+        self.recent_kept = recent_kept
+        self._cond = threading.Condition()
+        self._meta: dict[str, GameMeta] = {}
+        self._logs: dict[str, list[MoveEvent]] = {}
+        #: game id -> key -> (fingerprint, serial, monotonic expiry or None)
+        self._idem: dict[str, dict[str, tuple[str, int, float | None]]] = {}
+        #: game id -> webhook id -> registration; game id -> ids ever imported
+        self._hooks: dict[str, dict[str, dict]] = {}
+        self._imported: dict[str, set[str]] = {}
+
+    def _record(self, game_id: str, key: str) -> tuple[str, int] | None:
+        rec = self._idem[game_id].get(key)
+        if rec is None:
+            return None
+        if rec[2] is not None and time.monotonic() >= rec[2]:
+            del self._idem[game_id][key]
+            return None
+        return rec[0], rec[1]
+
+    def create_game(self, meta: GameMeta) -> None:
+        with self._cond:
+            if meta.game_id in self._meta:
+                raise GameIdTaken(meta.game_id)
+            self._meta[meta.game_id] = replace(meta, serial=0, head="")
+            self._logs[meta.game_id] = []
+            self._idem[meta.game_id] = {}
+            self._hooks[meta.game_id] = {}
+            self._imported[meta.game_id] = set()
+
+    def get_meta(self, game_id: str) -> GameMeta:
+        with self._cond:
+            try:
+                return self._meta[game_id]
+            except KeyError:
+                raise GameNotFound(game_id) from None
+
+    def append(self, game_id, expected_serial, event, idempotency_key=None, fingerprint="",
+               expected_head=None):
+        _check_event(expected_serial, event)
+        with self._cond:
+            meta = self.get_meta(game_id)
+            log = self._logs[game_id]
+            if idempotency_key is not None:
+                rec = self._record(game_id, idempotency_key)
+                if rec is not None:
+                    if rec[0] != fingerprint:
+                        raise IdempotencyKeyReused(rec[1])
+                    return Appended(log[rec[1] - 1], replayed=True)
+            if expected_serial != meta.serial + 1:
+                raise SerialConflict(meta.serial)
+            if expected_head is not None and meta.head is not None and meta.head != expected_head:
+                raise StaleHead(meta.serial)
+            base = meta.head if meta.head is not None else expected_head
+            head = None if base is None else next_head(base, event)
+            log.append(replace(event, head=head))
+            self._meta[game_id] = replace(meta, serial=event.serial, status=event.status,
+                                          head=head)
+            if idempotency_key is not None:
+                ttl = self.idempotency_ttl_s
+                self._idem[game_id][idempotency_key] = (
+                    fingerprint, event.serial, None if ttl is None else time.monotonic() + ttl)
+            self._cond.notify_all()
+            return Appended(replace(event, head=head), webhooks=tuple(
+                copy.deepcopy(list(self._hooks.get(game_id, {}).values()))))
+
+    def lookup_idempotency(self, game_id, key):
+        with self._cond:
+            self.get_meta(game_id)
+            return self._record(game_id, key)
+
+    def read(self, game_id, after=0, upto=None):
+        with self._cond:
+            self.get_meta(game_id)
+            log = self._logs[game_id]
+            return list(log[max(after, 0):upto])
+
+    def recent_games(self, limit):
+        with self._cond:
+            # Newest first; of equal created_at, the one created later first.
+            newest = sorted(reversed(list(self._meta.values())), key=lambda m: m.created_at,
+                            reverse=True)
+            return newest[:min(limit, self.recent_kept)]
+
+    def wait(self, game_id, after, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                events = self.read(game_id, after)
+                remaining = deadline - time.monotonic()
+                if events or remaining <= 0:
+                    return events
+                self._cond.wait(remaining)
+
+    def add_webhook(self, game_id, hook, limit):
+        with self._cond:
+            self.get_meta(game_id)
+            hooks = self._hooks[game_id]
+            if hook["id"] in hooks:
+                raise ValueError(f"webhook {hook['id']!r} exists")
+            if len(hooks) >= limit:
+                return False
+            hooks[hook["id"]] = copy.deepcopy(hook)
+            return True
+
+    def webhooks(self, game_id):
+        with self._cond:
+            return copy.deepcopy(list(self._hooks.get(game_id, {}).values()))
+
+    def get_webhook(self, game_id, webhook_id):
+        with self._cond:
+            return copy.deepcopy(self._hooks.get(game_id, {}).get(webhook_id))
+
+    def update_webhook(self, game_id, webhook_id, fields):
+        with self._cond:
+            hook = self._hooks.get(game_id, {}).get(webhook_id)
+            if hook is None:
+                return None
+            hook.update(copy.deepcopy({k: v for k, v in fields.items() if k != "id"}))
+            return copy.deepcopy(hook)
+
+    def delete_webhook(self, game_id, webhook_id):
+        with self._cond:
+            return self._hooks.get(game_id, {}).pop(webhook_id, None) is not None
+
+    def import_webhooks(self, game_id, hooks):
+        with self._cond:
+            self.get_meta(game_id)
+            stored = 0
+            for hook in hooks:
+                if hook["id"] in self._imported[game_id]:
+                    continue
+                self._imported[game_id].add(hook["id"])
+                if hook["id"] not in self._hooks[game_id]:
+                    self._hooks[game_id][hook["id"]] = copy.deepcopy(hook)
+                    stored += 1
+            return stored

@@ -1,6 +1,0 @@
-"""WSGI entry point for gunicorn: ``gunicorn 'boxfish.service.wsgi:app'`` (settings from the
-environment; ``REDIS_URL`` must be set)."""
-
-from .app import create_app
-
-app = create_app()
