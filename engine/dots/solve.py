@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import CheckpointMismatch, SearchAborted
-from . import compiled
+from .search import compiled
 from .search.board import Tables, tables
 from .search.caches import DotsCaches
 from .search.driver import _mtd_beta
