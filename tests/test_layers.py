@@ -98,7 +98,7 @@ def folder(imp: Import) -> str:
     return str(Path(imp.path).parent)
 
 
-# The rules, each a function from the imports to the ones that break it, with why.
+# The rules, each a function from all the imports to the messages of those that break it.
 
 def only_http_speaks_http(found: Iterable[Import]) -> list[str]:
     return [f"{imp}: only {SERVICE}.http speaks HTTP" for imp in found
@@ -113,8 +113,13 @@ def no_folder_speaks_http_and_redis(found: Iterable[Import]) -> list[str]:
             http.setdefault(folder(imp), []).append(imp)
         elif top(imp.target) in REDIS:
             redis.setdefault(folder(imp), []).append(imp)
-    return [f"{imp}: the folder {name}/ speaks HTTP too ({http[name][0]})"
-            for name in sorted(http.keys() & redis.keys()) for imp in redis[name]]
+
+    def speakers(found: list[Import]) -> str:
+        modules = sorted({imp.module.rpartition(".")[2] for imp in found})
+        return f"{', '.join(modules)}; first {found[0]}"
+
+    return [f"the folder {name}/ speaks HTTP ({speakers(http[name])}) and Redis "
+            f"({speakers(redis[name])})" for name in sorted(http.keys() & redis.keys())]
 
 
 def service_layers(found: Iterable[Import]) -> list[str]:
@@ -129,7 +134,7 @@ def service_layers(found: Iterable[Import]) -> list[str]:
     return out
 
 
-def shared_speak_no_redis(found: Iterable[Import]) -> list[str]:
+def http_and_shared_speak_no_redis(found: Iterable[Import]) -> list[str]:
     return [f"{imp}: {SERVICE}.{layer(imp.module)} speaks no Redis" for imp in found
             if layer(imp.module) in ("config", "errors", "pictures", "http")
             and top(imp.target) in REDIS]
@@ -156,7 +161,7 @@ def client_imports_no_service(found: Iterable[Import]) -> list[str]:
 
 
 RULES = [only_http_speaks_http, no_folder_speaks_http_and_redis, service_layers,
-         shared_speak_no_redis, workers_import_no_http, engine_imports_no_service,
+         http_and_shared_speak_no_redis, workers_import_no_http, engine_imports_no_service,
          client_imports_no_service]
 
 
