@@ -1,9 +1,21 @@
-"""Boxfish service: the event-sourced move store, the HTTP API and the analysis job queue.
+"""Boxfish service: the HTTP API, the event-sourced move store and the job queue, one folder a
+layer. Each folder, and what of the service it may import:
 
-Layers, from the edge inwards: ``views`` (Flask blueprints, thin) -> ``games`` / ``analysis_queue``
-(application services) -> ``recorder`` (the event store: in-memory or Redis) and RQ.
-Only the views and :mod:`service.errors` speak HTTP: the layers below raise the domain
-errors defined in :mod:`service.errors`, which answers each with its problem.
-The engine never imports anything from here. The app factory is
-:func:`service.app.create_app`.
+* ``runtime/``: processes, the outermost layer (the ``boxfish`` command, the supervisor, the
+  embedded Redis): anything.
+* ``http/``: the only code that speaks HTTP (imports Flask, Werkzeug, gunicorn): the app
+  factory (:func:`service.http.app.create_app`), views, bodies, models, problems, metrics, rate
+  limiting, security headers, SSE, gunicorn: application, store, pictures.
+* ``application/``: games, analyses, engine seats, webhooks, the wiring of them: store.
+* ``store/``: the event log (the recorders, events, keys), the Redis connections, the rate
+  limits' counters: nothing.
+* ``pictures/``: board rendering: nothing.
+* ``config.py`` (settings) and ``errors.py`` (the domain errors), shared by every layer:
+  nothing.
+
+No folder speaks both HTTP and Redis (imports redis or rq): ``http/`` answers the domain
+errors with problems (:mod:`service.http.errors`) and reaches Redis only through the layers
+below; ``pictures/``, ``config.py`` and ``errors.py`` speak neither. The workers
+(``boxfish.workers``) never import ``http``; the engine imports nothing of the service, the
+workers or the client. ``tests/test_layers.py`` checks every rule here.
 """

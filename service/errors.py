@@ -1,8 +1,4 @@
-"""The errors of the service, and the one table that answers each with its RFC 9457 problem.
-
-Every exception the service's own layers raise on purpose is defined (or, for the engine's
-and for two that belong to a module's own contract, re-exported) here, so that a reader finds
-them in one place:
+"""The errors of the service: the domain errors every layer raises, defined in one place.
 
 ========================  =============================================================
 error                     raised when
@@ -21,64 +17,18 @@ error                     raised when
 :class:`ConfigurationError`  the service cannot start with its settings (never an answer)
 ========================  =============================================================
 
-The service layer (games, analyses, the recorders, webhooks) raises these and knows nothing
-of HTTP. :data:`PROBLEMS` maps each to its problem (status, type, title, members), in one
-place; :func:`to_problem` looks an exception up there. Flask and Werkzeug's own HTTP errors
-(404, 405, 413, 415, ...) keep their status with ``type`` ``about:blank``; any other exception
-is logged and answered with a 500 problem that reveals nothing internal
-(:func:`register_error_handlers`).
-
-Redis that cannot serve now (down, restarting, loading its data, a Redis Cluster in failover
-or without a master for a slot, a replica that was a master a moment ago, out of memory) is a
-503 ``store-unavailable`` with ``Retry-After``, never a 500: :func:`store_unavailable` knows
-every error redis-py raises for it. An append stored but not confirmed by the replicas
-``BOXFISH_MIN_REPLICAS_ACK`` asks for is a 503 ``not-replicated`` (``reason``
-``not_replicated``) with ``Retry-After``: the move is in the log; a retry with the same
-Idempotency-Key answers 201 once it is replicated.
-
-This module imports no Flask (the workers import it, through the service layer, for its
-exceptions); :func:`register_error_handlers` loads Flask when it is called.
+The application and store layers raise these and know nothing of HTTP; the HTTP layer
+answers each with its RFC 9457 problem (:mod:`service.http.errors`). This module imports no
+layer, no Flask and no Redis: every layer and the workers import it.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-import redis
-from pydantic import ValidationError
-
-from boxfish.engine import IllegalMove, ReplayError, UnknownGame
-
-from .application.webhook_urls import UrlRefused
-from .http.problems import Problem, field_error, invalid
-from .store.connections import ConfigurationError
-
-if TYPE_CHECKING:
-    from flask import Flask, Response
-
 __all__ = [
     "ConfigurationError", "Forbidden", "GameIdTaken", "GameNotFound", "IdempotencyKeyReused",
-    "NotFound", "NotReplicated", "PROBLEMS", "QueueFull", "SeatTaken", "SerialConflict",
-    "StaleHead", "Unauthorized", "UrlRefused", "WebhookLimit", "register_error_handlers",
-    "store_unavailable", "to_problem",
+    "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict", "StaleHead",
+    "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
-
-log = logging.getLogger(__name__)
-
-PROBLEM_JSON = "application/problem+json"
-
-#: Seconds a client is asked to wait after a 503 of the store, after ``not_replicated`` and
-#: after a full analysis queue.
-STORE_RETRY_AFTER_S = 2
-NOT_REPLICATED_RETRY_AFTER_S = 1
-QUEUE_FULL_RETRY_AFTER_S = 5
-
-
-# -- the errors -------------------------------------------------------------------------------
 
 
 class NotFound(LookupError):
@@ -195,168 +145,14 @@ class WebhookLimit(Exception):
         self.limit = limit
 
 
-# -- the problem of each ------------------------------------------------------------------
+class UrlRefused(ValueError):
+    """A URL the service will not call: ``reason`` is ``invalid_url`` or
+    ``private_address``; the message says why, for the client."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
-def validation_problem(exc: ValidationError) -> Problem:
-    """The 422 of a request body that fails its pydantic model, with pydantic's ``errors``."""
-    errors = [field_error(list(e["loc"]), e["msg"], e["type"])
-              for e in exc.errors(include_url=False, include_input=False)]
-    where = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in errors)
-    return invalid(where, errors)
-
-
-def _illegal_move(exc: IllegalMove) -> Problem:
-    move = exc.move if isinstance(exc.move, (list, int, str, type(None))) else (
-        list(exc.move) if isinstance(exc.move, tuple) else repr(exc.move))
-    return Problem(422, "illegal-move", "Illegal move", str(exc), reason=exc.reason,
-                   move=move)
-
-
-def _not_replicated(exc: NotReplicated) -> Problem:
-    wanted = f" of the {exc.required} required" if exc.required is not None else ""
-    return Problem(503, "not-replicated", "Not replicated",
-                   f"move {exc.serial} is in the game's log, but only {exc.acked}{wanted} "
-                   "replicas confirmed it in time; retry with the same Idempotency-Key and "
-                   "body, which answers 201 once it is replicated",
-                   headers={"Retry-After": str(NOT_REPLICATED_RETRY_AFTER_S)},
-                   reason="not_replicated", serial=exc.serial, replicas_acked=exc.acked)
-
-
-_UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Bearer realm="boxfish"'}
-
-#: Each error and how it is answered: the first row whose class the error is an instance of
-#: (a subclass before its base). Errors not here (and not :func:`store_unavailable`) are 500s.
-PROBLEMS: tuple[tuple[type[BaseException], Callable[[Any], Problem]], ...] = (
-    (Problem, lambda exc: exc),
-    (ValidationError, validation_problem),
-    (IllegalMove, _illegal_move),
-    (ReplayError, lambda exc: Problem(
-        422, "illegal-move", "Illegal move", f"move {exc.serial}: {exc.detail}",
-        reason=exc.reason, serial=exc.serial)),
-    (SeatTaken, lambda exc: Problem(
-        409, "engine-seat", "The engine's turn",
-        f"player {exc.seat} is played by the engine, and it is to move at serial "
-        f"{exc.current_serial}: its move will arrive in the game's log",
-        reason="engine_seat", current_serial=exc.current_serial)),
-    (SerialConflict, lambda exc: Problem(
-        409, "serial-conflict", "Serial conflict",
-        f"the game is at serial {exc.current_serial}; the next move must carry serial "
-        f"{exc.current_serial + 1}", current_serial=exc.current_serial)),
-    (IdempotencyKeyReused, lambda exc: invalid(
-        f"this Idempotency-Key was already used (for serial {exc.serial}) with a different "
-        "request body", reason="idempotency_key_reused")),
-    (NotFound, lambda exc: Problem(404, "not-found", "Not found", exc.detail)),
-    (Unauthorized, lambda exc: Problem(401, "unauthorized", "Missing write token",
-                                       exc.detail, headers=dict(_UNAUTHORIZED_HEADERS))),
-    (Forbidden, lambda exc: Problem(403, "forbidden", "Wrong write token", exc.detail)),
-    (UnknownGame, lambda exc: invalid(str(exc), reason="unknown_game")),
-    (WebhookLimit, lambda exc: invalid(f"{exc}; delete one first", reason="limit_exceeded")),
-    (QueueFull, lambda exc: Problem(
-        503, "queue-full", "Analysis queue full", f"{exc.queued} analyses are waiting; retry "
-        "later", headers={"Retry-After": str(QUEUE_FULL_RETRY_AFTER_S)},
-        queue_length=exc.queued)),
-    (NotReplicated, _not_replicated),
-)
-
-
-# -- a store that cannot serve now ------------------------------------------------------------
-
-#: redis-py's errors for a Redis (or a Redis Cluster) that cannot serve now. ConnectionError
-#: covers a refused or broken connection, ``LOADING`` (BusyLoadingError), a full client pool
-#: and a refused login; ClusterError covers ``CLUSTERDOWN`` and ``MASTERDOWN`` and a command
-#: redirected too often (slots moving); RedisClusterException what the cluster client raises
-#: when no node answers or a slot has no node (SlotNotCoveredError).
-_UNAVAILABLE = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    redis.exceptions.ClusterError,
-    redis.exceptions.TryAgainError,
-    redis.exceptions.ReadOnlyError,
-    redis.exceptions.OutOfMemoryError,
-    redis.exceptions.RedisClusterException,
-)
-#: Cluster-client errors that are a mistake of the code, not an outage.
-_CLUSTER_MISUSE = (redis.exceptions.CrossSlotTransactionError,
-                   redis.exceptions.InvalidPipelineStack)
-#: Error replies (first word) of a server that cannot serve now, for a client that has no
-#: class of its own for them (a plain ResponseError): ``NOREPLICAS`` (min-replicas-to-write),
-#: ``UNBLOCKED`` (a blocking read ended by a failover), ``BUSY`` (a script running long).
-_UNAVAILABLE_REPLIES = frozenset({"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-                                  "READONLY", "NOREPLICAS", "UNBLOCKED", "BUSY", "OOM"})
-
-#: At most one warning about an unavailable store per this many seconds (per process).
-_LOG_EVERY_S = 10.0
-_last_logged = 0.0
-
-
-def store_unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` says that Redis cannot serve now (a 503, not a bug)."""
-    if isinstance(exc, _CLUSTER_MISUSE):
-        return False
-    if isinstance(exc, _UNAVAILABLE):
-        return True
-    if isinstance(exc, redis.exceptions.ResponseError):
-        words = str(exc).split(None, 1)
-        return bool(words) and words[0] in _UNAVAILABLE_REPLIES
-    return False
-
-
-def _log_unavailable(exc: BaseException) -> None:
-    global _last_logged
-    now = time.monotonic()
-    if now - _last_logged >= _LOG_EVERY_S:
-        _last_logged = now
-        log.warning("Redis unavailable, answering 503: %s: %s", type(exc).__name__, exc)
-
-
-# -- answering ------------------------------------------------------------------------------
-
-
-def to_problem(exc: BaseException) -> Problem | None:
-    """The problem that answers ``exc``: its row of :data:`PROBLEMS`, or a 503
-    ``store-unavailable`` for a Redis that cannot serve now; None for any other exception
-    (an unexpected one: a 500)."""
-    for error_type, build in PROBLEMS:
-        if isinstance(exc, error_type):
-            return build(exc)
-    if store_unavailable(exc):
-        _log_unavailable(exc)
-        return Problem(503, "store-unavailable", "Store unavailable",
-                       "Redis cannot serve this request now (down, restarting or failing "
-                       "over); retry later",
-                       headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
-                       reason="store_unavailable")
-    return None
-
-
-def problem_response(problem: Problem) -> Response:
-    """``problem`` as an ``application/problem+json`` response with its headers."""
-    from flask import Response  # not at the top: see the module docstring
-
-    resp = Response(json.dumps(problem.to_dict()), status=problem.status,
-                    mimetype=PROBLEM_JSON)
-    for k, v in problem.headers.items():
-        resp.headers[k] = v
-    return resp
-
-
-def register_error_handlers(app: Flask) -> None:
-    """Answer every exception a view raises with its problem (:func:`to_problem`); Werkzeug's
-    HTTP errors with ``about:blank`` and their status; anything else with a logged 500."""
-    from werkzeug.exceptions import HTTPException  # not at the top: see the module docstring
-
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
-        headers = {k: v for k, v in exc.get_headers() if k.lower() != "content-type"}
-        return problem_response(Problem(exc.code or 500, "", exc.name, exc.description or "",
-                                        headers=headers))
-
-    @app.errorhandler(Exception)
-    def any_error(exc: Exception):
-        problem = to_problem(exc)
-        if problem is None:
-            app.logger.exception("unexpected error")
-            problem = Problem(500, "internal-error", "Internal server error",
-                              "an unexpected error occurred; it has been logged")
-        return problem_response(problem)
+class ConfigurationError(ValueError):
+    """The service cannot start with these settings (the message says why and what to set)."""

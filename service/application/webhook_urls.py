@@ -20,6 +20,8 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
+from ..errors import UrlRefused
+
 MAX_URL_LENGTH = 2048
 
 #: IPv6 networks whose last 32 bits are an IPv4 address that must itself be public.
@@ -27,15 +29,6 @@ _EMBEDS_IPV4 = (ipaddress.ip_network("64:ff9b::/96"),)
 #: Cloud metadata services on addresses the ``ipaddress`` flags do not all catch.
 _METADATA = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"))
-
-
-class UrlRefused(ValueError):
-    """A URL the service will not call: ``reason`` is ``invalid_url`` or
-    ``private_address``; the message says why, for the client."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def address_is_public(address: str) -> bool:

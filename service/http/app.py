@@ -1,4 +1,5 @@
-"""The Flask app factory."""
+"""The Flask app factory: the service's parts (:func:`service.application.wiring.build`) with
+the HTTP side's own (blueprints, error handlers, metrics, rate limits, security headers)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,14 @@ import threading
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-import redis
 from flask import Flask
 
 from ..application import wiring
 from ..config import Settings
-from ..errors import register_error_handlers
 from ..store import connections
 from ..store.recorder import Recorder
 from . import security
+from .errors import register_error_handlers
 from .metrics import Metrics
 from .ratelimit import RateLimiter
 
@@ -23,7 +23,7 @@ from .ratelimit import RateLimiter
 @dataclass
 class Services(wiring.Backend):
     """Everything a view needs, built once per app (``app.extensions["boxfish"]``): the parts
-    of :func:`service.wiring.build` and the HTTP side's own."""
+    of :func:`service.application.wiring.build` and the HTTP side's own."""
 
     metrics: Metrics
     sse_slots: threading.BoundedSemaphore
@@ -43,8 +43,8 @@ def find_openapi() -> str | None:
 def create_app(settings: Settings | None = None,
                connection: connections.StoreConnection | None = None,
                recorder: Recorder | None = None,
-               queue_connection: redis.Redis | None = None) -> Flask:
-    """Build the app on the parts of :func:`service.wiring.build` (which says what
+               queue_connection: connections.QueueConnection | None = None) -> Flask:
+    """Build the app on the parts of :func:`service.application.wiring.build` (which says what
     ``connection``, ``recorder`` and ``queue_connection`` default to). Raises
     :class:`~service.errors.ConfigurationError` when the service cannot start with these
     settings."""

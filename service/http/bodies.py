@@ -8,7 +8,7 @@ any work is done:
   than ``max_json_depth`` is a 400 (``reason`` ``too_deep``), never a ``RecursionError``.
   ``NaN`` and ``Infinity``, which Python's parser takes but JSON does not have, are malformed.
 - :func:`parse_int`: a decimal integer of ASCII digits (no sign but ``-``, no spaces, no
-  underscores) of at most 64 bits (:data:`service.models.MAX_INT`).
+  underscores) of at most 64 bits (:data:`service.http.models.MAX_INT`).
 """
 
 from __future__ import annotations
@@ -129,9 +129,9 @@ def parse_int(raw: str, minimum: int = 0, maximum: int = MAX_INT) -> int:
 
 
 def parse_position_tag(text: str) -> tuple[int, str | None]:
-    """``(serial, head)`` of a :func:`service.events.position_tag` (an ``ETag`` or an event id),
-    or ``(serial, None)`` of a bare serial (the old form). Raises ValueError (with a message
-    for the client) on anything else."""
+    """``(serial, head)`` of a :func:`service.store.events.position_tag` (an ``ETag`` or an
+    event id), or ``(serial, None)`` of a bare serial (the old form). Raises ValueError (with a
+    message for the client) on anything else."""
     serial, dot, head = text.partition(".")
     value = parse_int(serial)
     if dot and not HEAD_RE.fullmatch(head):

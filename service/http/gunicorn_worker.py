@@ -5,7 +5,7 @@
   ``limit_request_field_size`` or more than ``limit_request_fields`` of them: 431; a malformed
   request line, method, version or header: 400; ...) is ``application/problem+json`` with
   ``type`` ``about:blank``, like the app's plain HTTP errors, with the app's security headers
-  (:data:`service.security.SECURITY_HEADERS`). gunicorn still decides the status and logs the
+  (:data:`service.http.security.SECURITY_HEADERS`). gunicorn still decides the status and logs the
   error; only the answer's form changes.
 * **Read deadlines.** A request's line, headers and body must arrive within
   ``BOXFISH_REQUEST_TIMEOUT_S`` of its first byte, and no write of a response may stall longer
@@ -31,10 +31,8 @@ from gunicorn.workers.gthread import ThreadWorker
 from werkzeug.exceptions import RequestTimeout
 
 from ..config import Settings
-from .problems import Problem
+from .problems import PROBLEM_JSON, Problem
 from .security import SECURITY_HEADERS
-
-PROBLEM_JSON = "application/problem+json"
 
 # What a connection's socket is doing, for the exception a read timeout becomes.
 _IDLE, _HEAD, _APP, _AFTER = range(4)
@@ -284,5 +282,5 @@ class BoxfishWorker(ThreadWorker):
             problem = error_problem(status, reason, exc, self.cfg)
         try:
             util.write_nonblock(client, problem_bytes(problem, reason))
-        except Exception:  # noqa: BLE001 - the client may be gone; nothing to answer then
+        except Exception:  # the client may be gone; nothing to answer then
             self.log.debug("Failed to send error message.")

@@ -28,7 +28,7 @@ class _ScrapeGauges:
     def collect(self):
         try:
             values = self.read()
-        except Exception:  # noqa: BLE001 - a scrape must not fail because Redis is down
+        except Exception:  # a scrape must not fail because Redis is down
             values = {}
         for name, (doc, value) in values.items():
             yield GaugeMetricFamily(name, doc, value=value)

@@ -1,13 +1,14 @@
-"""The error type of the API: an RFC 9457 problem.
+"""The error type of the API: an RFC 9457 problem, and the builders of the usual ones.
 
-Views (the HTTP edge) raise :class:`Problem`; the service layer below them raises the domain
-errors of :mod:`service.errors`, which maps each to its problem in one table and turns every
-exception into an ``application/problem+json`` response.
+Views (the HTTP edge) raise :class:`Problem`; the layers below them raise the domain errors of
+:mod:`service.errors`, which :mod:`service.http.errors` maps to their problems in one table.
 """
 
 from __future__ import annotations
 
 PROBLEM_BASE = "urn:boxfish:problem:"
+#: The media type of every problem.
+PROBLEM_JSON = "application/problem+json"
 
 
 class Problem(Exception):

@@ -4,9 +4,9 @@
 (:class:`SecurityHeaders`), so no answer the app gives goes without them: JSON, problems (500s
 included), event streams, ``/metrics``, ``/openapi.yaml``, 304s and redirects. A response
 that sets one of them itself keeps its own value. The API serves nothing to be framed, and
-no HTML but the pages (:mod:`service.views.pages`), which set a policy of their own, so the
+no HTML but the pages (:mod:`service.http.views.pages`), which set a policy of their own, so the
 default Content-Security-Policy allows nothing. (gunicorn's own answers to requests it
-refuses before the app runs are not the app's; see :mod:`service.gunicorn_conf`.)
+refuses before the app runs are not the app's; see :mod:`service.http.gunicorn_conf`.)
 
 A request whose path has a percent-encoded slash (``%2F``) is a 404 problem: WSGI servers
 decode it in ``PATH_INFO``, so ``/v1/games/{id}%2Fmoves`` would otherwise reach the route of
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from flask import Flask, request
 
-from .problems import Problem
+from ..errors import NotFound
 
 SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("X-Content-Type-Options", "nosniff"),
@@ -60,8 +60,7 @@ def init_app(app: Flask) -> None:
     def _no_encoded_slash():
         path = raw_path(request.environ)
         if path is not None and "%2f" in path.lower():
-            raise Problem(404, "not-found", "Not found",
-                          "no such resource: the path has an encoded slash (%2F)")
+            raise NotFound("no such resource: the path has an encoded slash (%2F)")
 
     # First of all hooks: such a request is nothing, not even a request to count or to look
     # a game up for (the rate limiter's hook would do both).

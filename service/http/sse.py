@@ -2,7 +2,7 @@
 
 Without a resume point the stream starts with an event ``game`` (the full state); then one
 event ``move`` per appended move. Every ``id`` is the log position of the event,
-``<serial>.<head>`` (:func:`service.events.position_tag`: the head names the log's whole
+``<serial>.<head>`` (:func:`service.store.events.position_tag`: the head names the log's whole
 history up to the serial). A client resuming with ``Last-Event-ID: <serial>.<head>`` gets the
 moves after that serial if the head is the log's there; if not, or if the serial is beyond
 the log's end, the client holds moves the log lost in a failover (one head cannot tell which:
@@ -51,7 +51,7 @@ def event_stream(services, meta, after: int | None, after_head: str | None = Non
     (None: a bare serial, trusted as it is)."""
     try:
         yield from _events(services, meta, after, after_head)
-    except Exception:  # noqa: BLE001 - the response has started: end it, never a 500 page
+    except Exception:  # the response has started: end it, never a 500 page
         log.warning("event stream of game %s ended by an error", meta.game_id, exc_info=True)
 
 

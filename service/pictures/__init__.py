@@ -4,7 +4,8 @@ written as text.
 :func:`scene_of` builds the one drawing model (:mod:`.scene`) of a position of either game;
 :func:`.svg.render_svg` and :func:`.png.render_png` draw it; :func:`render` picks the format.
 Text is the engine's own rendering (:mod:`boxfish.engine.text`), the one ``boxfish analyse``
-prints.
+prints. A component of its own: it imports the engine only (no Flask, no Redis); the HTTP
+views serve what it draws.
 """
 
 from __future__ import annotations

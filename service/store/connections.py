@@ -12,8 +12,8 @@
   and the service refuses to start without one (:data:`QUEUE_NEEDED`). The rate limiter's
   counters live there too.
 
-Timeouts and retries, chosen so that a Redis outage is a prompt 503 for the client (see
-:mod:`service.errors`) and never a request that hangs:
+Timeouts and retries, chosen so that a Redis outage is a prompt 503 for the client (an error
+:func:`store_unavailable` recognises) and never a request that hangs:
 
 * every read or write on a socket waits at most ``BOXFISH_REDIS_SOCKET_TIMEOUT_S`` (a
   ``socket_timeout`` in the URL wins), a connection attempt at most that or
@@ -45,6 +45,7 @@ from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from ..config import Settings
+from ..errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +66,8 @@ QUEUE_ON_CLUSTER = ("BOXFISH_QUEUE_REDIS_URL is a Redis Cluster node, and the an
                     "queue (RQ) cannot run on a cluster: give it a plain (non-cluster) Redis")
 
 StoreConnection = redis.Redis | RedisCluster
-
-
-class ConfigurationError(ValueError):
-    """The service cannot start with these settings (the message says why and what to set)."""
+#: The job queue's connection (and the rate limiter's): always a plain Redis.
+QueueConnection = redis.Redis
 
 
 def socket_options(settings: Settings) -> dict:
@@ -244,6 +243,44 @@ def worker_queue_url(settings: Settings) -> str:
         if cluster:
             raise ConfigurationError(QUEUE_NEEDED)
     return settings.redis_url
+
+
+#: redis-py's errors for a Redis (or a Redis Cluster) that cannot serve now. ConnectionError
+#: covers a refused or broken connection, ``LOADING`` (BusyLoadingError), a full client pool
+#: and a refused login; ClusterError covers ``CLUSTERDOWN`` and ``MASTERDOWN`` and a command
+#: redirected too often (slots moving); RedisClusterException what the cluster client raises
+#: when no node answers or a slot has no node (SlotNotCoveredError).
+_UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.RedisClusterException,
+)
+#: Cluster-client errors that are a mistake of the code, not an outage.
+_CLUSTER_MISUSE = (redis.exceptions.CrossSlotTransactionError,
+                   redis.exceptions.InvalidPipelineStack)
+#: Error replies (first word) of a server that cannot serve now, for a client that has no
+#: class of its own for them (a plain ResponseError): ``NOREPLICAS`` (min-replicas-to-write),
+#: ``UNBLOCKED`` (a blocking read ended by a failover), ``BUSY`` (a script running long).
+_UNAVAILABLE_REPLIES = frozenset({"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+                                  "READONLY", "NOREPLICAS", "UNBLOCKED", "BUSY", "OOM"})
+
+
+def store_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says that Redis cannot serve now (down, restarting, loading its data, a
+    Redis Cluster in failover or without a master for a slot, a replica that was a master a
+    moment ago, out of memory): an outage to answer 503, not a bug."""
+    if isinstance(exc, _CLUSTER_MISUSE):
+        return False
+    if isinstance(exc, _UNAVAILABLE):
+        return True
+    if isinstance(exc, redis.exceptions.ResponseError):
+        words = str(exc).split(None, 1)
+        return bool(words) and words[0] in _UNAVAILABLE_REPLIES
+    return False
 
 
 def _shown(url: str) -> str:

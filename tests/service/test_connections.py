@@ -33,10 +33,11 @@ from redis.cluster import RedisCluster
 
 from boxfish.service.application import wiring
 from boxfish.service.config import Settings
-from boxfish.service.errors import store_unavailable, to_problem
 from boxfish.service.http.app import create_app
+from boxfish.service.http.errors import to_problem
 from boxfish.service.runtime.embedded_redis import redis_server_binary
 from boxfish.service.store import connections
+from boxfish.service.store.connections import store_unavailable
 from boxfish.service.store.recorder import InMemoryRecorder, NotReplicated
 
 from .conftest import CheckedClient, stop_process

@@ -13,15 +13,11 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from boxfish.service.config import Settings
-from boxfish.service.http import ratelimit
 from boxfish.service.http.app import create_app
-from boxfish.service.http.ratelimit import (
-    EXEMPT_BLUEPRINTS,
-    WRITE_CLASSES,
-    parse_limits,
-    route_class,
-)
+from boxfish.service.http.ratelimit import EXEMPT_BLUEPRINTS, WRITE_CLASSES, route_class
 from boxfish.service.runtime.embedded_redis import free_port
+from boxfish.service.store import rate_limits
+from boxfish.service.store.rate_limits import parse_limits
 
 from .conftest import CheckedClient, start_gunicorn, stop_process
 from .test_server import Http
@@ -54,7 +50,7 @@ def fresh_counters(settings, redis_client):
         redis_client.delete(key)
 
 
-def Client(base: str, source: str = "127.0.0.1") -> Http:  # noqa: N802 - reads as a class
+def Client(base: str, source: str = "127.0.0.1") -> Http:  # reads as a class
     """One keep-alive connection from ``source``."""
     return Http(base, source=source)
 
@@ -221,16 +217,16 @@ def test_a_failing_limit_store_lets_requests_pass(settings, redis_client, monkey
     own = settings.model_copy(update=LIMITS)
     dead = redis.Redis(port=free_port(), retry=Retry(NoBackoff(), 0))
     app = create_app(own, connection=redis_client, queue_connection=dead)
-    limiter = app.extensions["boxfish_ratelimit"]
+    counters = app.extensions["boxfish_ratelimit"].counters
     calls = []
-    monkeypatch.setattr(limiter, "script", lambda **kw: calls.append(kw) or dead.ping())
+    monkeypatch.setattr(counters, "script", lambda **kw: calls.append(kw) or dead.ping())
     client = app.test_client()
     for _ in range(8):
         resp = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
                                               "height": 2})
         assert resp.status_code == 201 and "RateLimit-Limit" not in resp.headers
     assert len(calls) == 1  # then paused: an outage costs one failed call, not one a request
-    limiter._paused_until -= ratelimit.PAUSE_S  # the pause is over
+    counters._paused_until -= rate_limits.PAUSE_S  # the pause is over
     client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2, "height": 2})
     assert len(calls) == 2
 

@@ -14,7 +14,7 @@ from boxfish.engine import game_names, load_game
 
 from ...application.games import token_matches
 from ...application.webhook_urls import UrlRefused, check_url
-from ...errors import Forbidden, Unauthorized
+from ...errors import Forbidden, NotFound, Unauthorized
 from ..bodies import parse_int, parse_json, read_body
 from ..models import MAX_INT, GameChoice, param_names, with_params
 from ..problems import Problem, check_at_most, field_error, invalid, invalid_field
@@ -23,14 +23,14 @@ ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def ctx():
-    """The app's :class:`service.app.Services`."""
+    """The app's :class:`service.http.app.Services`."""
     return current_app.extensions["boxfish"]
 
 
 def json_body(optional: bool = False) -> dict:
     """The request body as a JSON object (415 / 400 / 422 problems otherwise); with
     ``optional``, an empty body is ``{}``. A body over ``max_body_bytes`` (chunked too) is
-    413, one nested deeper than ``max_json_depth`` 400 (see :mod:`service.bodies`)."""
+    413, one nested deeper than ``max_json_depth`` 400 (see :mod:`service.http.bodies`)."""
     if optional and not request.content_length and not request.mimetype:
         return {}
     mimetype = request.mimetype or ""
@@ -72,7 +72,7 @@ def bearer_token(authorization: str | None) -> str | None:
 def write_token_required(view):
     """Decorate a view of a route with ``<game_id>``: the view runs only for a request that
     carries the game's write token (``Authorization: Bearer <write_token>``), and is given the
-    game's static metadata (:meth:`service.games.GameService.static_meta`) as its first
+    game's static metadata (:meth:`service.application.games.GameService.static_meta`) as its first
     argument in place of ``game_id``. Raises :class:`~service.errors.NotFound` (404) for an
     unknown game, :class:`~service.errors.Unauthorized` (401) without a Bearer token,
     :class:`~service.errors.Forbidden` (403) with another game's, in that order."""
@@ -95,13 +95,13 @@ def write_token_required(view):
 
 def check_id(value: str, what: str) -> str:
     if not ID_RE.match(value):
-        raise Problem(404, "not-found", "Not found", f"no {what} {value!r}")
+        raise NotFound(f"no {what} {value!r}")
     return value
 
 
 def query_int(name: str, default: int, minimum: int = 0, maximum: int = MAX_INT) -> int:
     """The integer query parameter ``name`` (ASCII digits, from ``minimum`` to ``maximum``,
-    by default :data:`~service.models.MAX_INT`), ``default`` without one; a 422 problem
+    by default :data:`~service.http.models.MAX_INT`), ``default`` without one; a 422 problem
     otherwise."""
     raw = request.args.get(name)
     if raw is None:
@@ -121,8 +121,8 @@ def query_int(name: str, default: int, minimum: int = 0, maximum: int = MAX_INT)
 
 def checked_url(url: str, loc: list) -> str:
     """``url`` if webhooks and callbacks may be sent there (see
-    :func:`service.webhook_urls.check_url`); a 422 problem with ``reason`` ``invalid_url`` or
-    ``private_address`` otherwise."""
+    :func:`service.application.webhook_urls.check_url`); a 422 problem with ``reason``
+    ``invalid_url`` or ``private_address`` otherwise."""
     try:
         return check_url(url, ctx().settings.webhook_allow_private)
     except UrlRefused as exc:

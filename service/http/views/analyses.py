@@ -1,9 +1,10 @@
 """Analyses: submit a position (or a stored game at a serial) and read the job.
 
-Both submitting routes validate into one :class:`~service.analysis_request.AnalysisRequest` and
-hand it to :meth:`service.analysis_queue.AnalysisService.submit`. A ``callback`` is no part of the
+Both submitting routes validate into one
+:class:`~service.application.analysis_request.AnalysisRequest` and hand it to
+:meth:`service.application.analyses.AnalysisService.submit`. A ``callback`` is no part of the
 request (identical requests share a job whatever their callbacks): it is registered with the
-job afterwards (:meth:`service.webhook_store.Webhooks.add_callback`)."""
+job afterwards (:meth:`service.application.webhooks.Webhooks.add_callback`)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from flask import Blueprint, request, url_for
 from ...application.engine_seats import engine_to_move
 from ...application.games import game_view
 from ...application.webhooks import iso_time
+from ...errors import NotFound
 from ...store.events import position_tag
 from ...store.recorder import EngineSeat, GameMeta
 from ..models import CreateGameFields
@@ -55,7 +56,7 @@ def create_game():
 
 def _etag(meta: GameMeta) -> str:
     """The ETag of a game's state (and of what is derived from it alone): its log position,
-    serial and head (:func:`service.events.position_tag`), quoted. ``meta`` is read from the
+    serial and head (:func:`service.store.events.position_tag`), quoted. ``meta`` is read from the
     store (its serial and head are the log's)."""
     return f'"{position_tag(meta.serial, meta.head)}"'
 
@@ -106,8 +107,7 @@ def retry_engine(meta: GameMeta):
     games = services.games
     meta = games.meta(meta.game_id)
     if meta.engine is None:
-        raise Problem(404, "not-found", "Not found",
-                      f"game {meta.game_id!r} has no engine seat")
+        raise NotFound(f"game {meta.game_id!r} has no engine seat")
     state = games.state_at(meta)
     if engine_to_move(meta, state):
         services.engine_seats.ensure_job(meta, state.serial + 1)

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from flask import Blueprint, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST
-from rq import Worker
 
-from ...config import WORKER_TTL_S
+from ...application.operations import readiness
+from ...errors import NotFound
 from ..problems import Problem
 from . import ctx
 
 bp = Blueprint("ops", __name__)
-
-
-def live_workers(services, queue=None) -> int:
-    """RQ workers on ``queue`` (default: the analysis queue) whose last heartbeat is
-    recent."""
-    now = datetime.now(UTC)
-    count = 0
-    for worker in Worker.all(queue=queue or services.analyses.queue):
-        beat = worker.last_heartbeat
-        if beat is None:
-            continue
-        if beat.tzinfo is None:
-            beat = beat.replace(tzinfo=UTC)
-        if (now - beat).total_seconds() <= WORKER_TTL_S + 30:
-            count += 1
-    return count
 
 
 @bp.get("/healthz")
@@ -42,13 +24,9 @@ def readyz():
     """Ready for traffic: Redis answers PING and at least one analysis worker is alive. The
     webhook workers are counted too (``webhook_workers``), not required: without one the API
     still serves, and deliveries wait in their queue."""
-    services = ctx()
     try:
-        services.redis.ping()
-        services.queue_redis.ping()
-        workers = live_workers(services)
-        webhook_workers = live_workers(services, services.webhooks.queue)
-    except Exception as exc:  # noqa: BLE001 - any store failure means not ready
+        workers, webhook_workers = readiness(ctx())
+    except Exception as exc:  # any store failure means not ready
         raise Problem(503, "not-ready", "Not ready", f"Redis is not reachable: {exc}",
                       headers={"Retry-After": "2"}, redis=False, workers=0) from None
     if workers < 1:
@@ -67,6 +45,6 @@ def metrics():
 def openapi():
     path = current_app.config["BOXFISH_OPENAPI_PATH"]
     if path is None:
-        raise Problem(404, "not-found", "Not found", "openapi.yaml is not installed here")
+        raise NotFound("openapi.yaml is not installed here")
     with open(path, "rb") as f:
         return Response(f.read(), mimetype="application/yaml")

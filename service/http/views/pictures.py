@@ -20,6 +20,7 @@ import hashlib
 from flask import Blueprint, Response, request
 
 from ...application.games import HEAD_RE
+from ...errors import NotFound
 from ...pictures import MEDIA_TYPES, render
 from ..problems import Problem, check_at_most, invalid_field
 from . import check_id, ctx, query_int
@@ -40,8 +41,7 @@ SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'
 
 def _format(fmt: str) -> str:
     if fmt not in MEDIA_TYPES:
-        raise Problem(404, "not-found", "Not found",
-                      f"no picture format {fmt!r}; formats: {', '.join(MEDIA_TYPES)}")
+        raise NotFound(f"no picture format {fmt!r}; formats: {', '.join(MEDIA_TYPES)}")
     return fmt
 
 
@@ -104,10 +104,9 @@ def game_board(game_id: str, fmt: str):
     at, asked_head = _at(meta)
     head = games.head_at(meta, at)  # None: a game stored before heads were kept
     if asked_head is not None and head is not None and asked_head != head:
-        raise Problem(404, "not-found", "Not found",
-                      f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
-                      f"another history at serial {at} (a store failover lost moves); ask "
-                      f"for the game's current ETag or ?at={at}")
+        raise NotFound(f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
+                       f"another history at serial {at} (a store failover lost moves); ask "
+                       f"for the game's current ETag or ?at={at}")
     etag = _etag("game", DRAWING_VERSION, meta.game_id, at, head or "", fmt,
                  size if fmt == "png" else "")
     immutable = asked_head is not None and head is not None
@@ -134,8 +133,7 @@ def analysis_board(job_id: str, fmt: str):
                       headers={"Retry-After": "1"}, reason="not_finished", analysis_status=status)
     analysis = analyses.request_of(job)
     if analysis is None:
-        raise Problem(404, "not-found", "Not found",
-                      f"analysis {job.id!r} carries no position this server can read")
+        raise NotFound(f"analysis {job.id!r} carries no position this server can read")
     etag = _etag("analysis", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "")
 
     def draw() -> bytes:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ...application.webhooks import GAME_EVENTS, public_view
+from ...errors import NotFound
 from ...store.recorder import GameMeta
 from ..models import CreateWebhook
-from ..problems import Problem
 from . import check_id, checked_url, ctx, json_body, write_token_required
 
 bp = Blueprint("webhooks", __name__)
@@ -18,7 +18,7 @@ bp = Blueprint("webhooks", __name__)
 def _hook(game_id: str, webhook_id: str) -> dict:
     hook = ctx().webhooks.get(game_id, check_id(webhook_id, "webhook"))
     if hook is None:
-        raise Problem(404, "not-found", "Not found", f"no webhook {webhook_id!r} of this game")
+        raise NotFound(f"no webhook {webhook_id!r} of this game")
     return hook
 
 
@@ -47,7 +47,7 @@ def get_webhook(meta: GameMeta, webhook_id: str):
 @write_token_required
 def delete_webhook(meta: GameMeta, webhook_id: str):
     if not ctx().webhooks.delete(meta.game_id, check_id(webhook_id, "webhook")):
-        raise Problem(404, "not-found", "Not found", f"no webhook {webhook_id!r} of this game")
+        raise NotFound(f"no webhook {webhook_id!r} of this game")
     return "", 204
 
 
