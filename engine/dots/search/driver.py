@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ...analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ...errors import SearchAborted
 from ...search import DepthResult, RootMove, deadline_of
-from ..chain_dp import components
+from ..chain_dp import chain_lines
 from ..geometry import bits
 from . import compiled
 from .board import Tables, tables
@@ -340,8 +340,8 @@ def _static_values(t: Tables, drawn: int, lines) -> dict[int, int]:
     the size of what it hands over."""
     vals = t.valences(drawn)
     size: dict[int, int] = {}
-    for _loop, n, comp_lines, _ind in components(t, drawn, vals):
-        for ln in comp_lines:
+    for _loop, n, chain, _ind in chain_lines(t, drawn, vals):
+        for ln in chain:
             size[ln] = max(size.get(ln, 0), n)
     out = {}
     for ln in lines:
@@ -373,7 +373,7 @@ def _drawn_of(state, t: Tables) -> int:
 # ``node_children`` phase, which calls the child's ``search``). Frames it may stack besides: the
 # driver above it (``analyse_position`` down to ``child_value``) and the helpers below its
 # deepest node (the capture phase, the chain walks, the evaluation and the chain DP, whose
-# recursion is bounded by the components left, so by the lines the search did not draw).
+# recursion is bounded by the chains left, so by the lines the search did not draw).
 _FRAMES_PER_LINE = 2
 _EXTRA_FRAMES = 50
 

@@ -21,7 +21,7 @@ often share. A search's evaluator belongs to its caches (``caches.DotsCaches``),
 
 from __future__ import annotations
 
-from ..chain_dp import LoonyDP, component_counts
+from ..chain_dp import LoonyDP, chain_counts
 from .board import FILLS, Tables
 
 __all__ = ["FILLS", "TRUST_NUM", "TRUST_DEN", "PARITY_HORIZON", "PARITY_RAMP",
@@ -114,7 +114,7 @@ class Evaluator:
         ends = self.ends
         f = ends.get(drawn)
         if f is None:
-            chains, loops, joints = component_counts(t, drawn, vals)
+            chains, loops, joints = chain_counts(t, drawn, vals)
             if joints:
                 if chains:
                     i = chains.index(max(chains))

@@ -21,7 +21,7 @@ What makes it fast and still exact:
 * Equivalent sacrifices: one line per chain or loop (the middle line of a 2-chain, which
   cannot be declined; any line of a longer chain, also one that ends at a joint, as every line
   leaves the taker the same two choices), and one chain or loop per kind and length among the
-  isolated ones (both ends on the border).
+  independent ones (both ends on the border; the words as in :mod:`~engine.dots.chains`).
 * Twin lines (Barker and Korf's corner symmetry): the border lines of one box are parallel
   strings from the same coin to the ground, so drawing either gives equivalent positions.
   Only the lowest undrawn twin is searched, and the TT key sorts each box's drawn border lines
@@ -48,7 +48,7 @@ import time
 
 from ...errors import SearchAborted
 from ...search import SearcherBase
-from ..chain_dp import component_sizes, components, sacrifice_lines
+from ..chain_dp import chain_lengths, chain_lines, sacrifice_lines
 from ..geometry import bits
 from . import compiled
 from .board import Tables
@@ -194,7 +194,7 @@ class SearchSession(SearcherBase):
         caps = [ln for ln in free if any(vals[b] == 3 for b in t.line_boxes[ln])]
         rest = set(free) - set(caps)
         size = {}
-        for _loop, n, lines, _ind in components(t, drawn, vals):
+        for _loop, n, lines, _ind in chain_lines(t, drawn, vals):
             for ln in lines:
                 size[ln] = n
         safe = [ln for ln in free if ln in rest and ln not in size]
@@ -294,7 +294,7 @@ class Searcher(SearchSession):
     def gen_sacrifices(self, drawn: int, vals: list[int], prune_long: bool = False,
                        any_safe: bool = True) -> tuple[list[int], dict[int, int]]:
         """The sacrifices of ``chain_dp.sacrifice_lines`` (one line per chain or loop, one
-        chain or loop per kind and length among the isolated ones), smallest first, and the
+        chain or loop per kind and length among the independent ones), smallest first, and the
         loony ones' bounds by line (the most each is worth to the mover).
 
         ``prune_long`` (depth-limited search only): while safe lines remain (``any_safe``),
@@ -529,7 +529,7 @@ def _node_leaf(s: Searcher):
         if decisions:
             return None
         if 0 not in vals and 1 not in vals:
-            chains, loops = component_sizes(t, drawn, vals)
+            chains, loops = chain_lengths(t, drawn, vals)
             chains.sort()
             loops.sort()
             v = -loony_value(tuple(chains), tuple(loops))
