@@ -15,7 +15,7 @@ from boxfish.engine.dots.geometry import bits
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.node import solve
 
-from .test_search_exact import brute  # noqa: E402
+from .test_search_exact import brute
 
 
 def _random_loony(rng, w, h, tries=200):
