@@ -468,11 +468,7 @@ def _node_probe(s: Searcher):
     """``node_probe(drawn, alpha, beta, depth, km) -> (key, symmetry, images, sorted images,
     TT move, value)`` (the table probe)."""
     table = s.tt.table
-    keys = s.keys
-    ctabs = keys.ctabs
-    kswap = keys.kswap
-    select = keys.select
-    cb = keys.cbits
+    ctabs, kswap, select, cb = s.keys.ctabs, s.keys.kswap, s.keys.select, s.keys.cbits
     cmask = (1 << cb) - 1
     from_key_frame = s.t.from_key_frame
     heuristic = _HEURISTIC_DEPTHS
@@ -581,10 +577,7 @@ def _node_etc(s: Searcher):
     table = s.tt.table
     store = s.tt.store
     handed_keys = s.handed_keys
-    keys = s.keys
-    line_imgs = keys.line_imgs
-    kswap = keys.kswap
-    select = keys.select
+    line_imgs, kswap, select = s.keys.line_imgs, s.keys.kswap, s.keys.select
     twin_line = 0
     for g in t.twin_groups:
         for ln in g:
