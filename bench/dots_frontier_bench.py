@@ -32,9 +32,9 @@ from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
 from boxfish.engine.dots.search.board import tables  # noqa: E402
 from boxfish.engine.dots.search.caches import DotsCaches  # noqa: E402
 from boxfish.engine.dots.search.driver import analyse_position  # noqa: E402
-from boxfish.engine.dots.search.node import Searcher  # noqa: E402
+from boxfish.engine.dots.search.node import SearchSession  # noqa: E402
 
-#: the prunings ``--compare`` can turn off: name -> the Searcher attribute of its default
+#: the prunings ``--compare`` can turn off: name -> the SearchSession attribute of its default
 PRUNINGS = {"loony_bound": "default_loony_bound"}
 
 GiB = 1 << 30
@@ -118,12 +118,12 @@ def compare(args) -> int:
         for i, drawn in enumerate(positions(w, h, int(undrawn), args.positions, args.seed)):
             got = {}
             for on in (False, True):
-                setattr(Searcher, attr, on)
+                setattr(SearchSession, attr, on)
                 try:
                     got[on] = solve(w, h, drawn, args.cap, threads, args.table_gb,
                                     args.cap_nodes)
                 finally:
-                    setattr(Searcher, attr, True)
+                    setattr(SearchSession, attr, True)
             (ex0, s0, n0, v0), (ex1, s1, n1, v1) = got[False], got[True]
             if ex0 and ex1 and v0 != v1:
                 raise SystemExit(f"{name} #{i}: the values differ ({v0} without, {v1} with)")

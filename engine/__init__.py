@@ -1,5 +1,6 @@
-"""Boxfish engine: game rules, move replay and time-bounded search. Pure Python; its one
-dependency is cachetools.
+"""Boxfish engine: game rules, move replay and time-bounded search, in Python, with a compiled
+C core for the Dots-and-Boxes search (:mod:`engine.dots.search`; the Python search runs where
+the core was not built, and on boards it does not take). Its one dependency is cachetools.
 
 Public API::
 

@@ -258,21 +258,13 @@ class SearchCache:
 
     Bounded: at most ``max_tables`` owners are kept, the least recently used dropped first
     (a ``cachetools.LRUCache``), and each holds at most ``max_entries`` entries in all its
-    caches, so the whole cache at most ``max_tables * max_entries`` (every cache may keep one
-    entry whatever its share: below 4 entries, a Dots owner still has 4). Each game's factory
-    splits an owner's ``max_entries``: Dots and Boxes (``engine.dots.search.caches.DotsCaches``)
-    gives its three memos (evaluation values, the values of the positions the evaluation's
-    fills end in, the chain DP) ``max_entries // 16`` entries each, at most 65,536, and the
-    transposition table the rest; Extreme Tic-Tac-Toe (``engine.xttt.search.XtttCaches``)
-    gives its block-values memo ``max_entries // 16``, at most 500,000, and the table the
-    rest. ``clear()`` empties every cache of every owner and drops them. Not thread-safe:
-    one cache per thread.
-
-    The compiled Dots-and-Boxes core keeps its own transposition table, sized in bytes:
-    ``table_bytes`` per owner (default: the bytes of the table's share of ``max_entries``,
-    16 per entry on boards of up to 64 lines, 32 beyond), rounded down to a power of two of
-    entries; its three memos get the memos' share of ``max_entries`` each. It is kept, like
-    the other caches, between analyses of the owner's board size, and emptied by ``clear()``.
+    caches (a cache keeps at least one entry whatever its share), so the whole cache at most
+    ``max_tables * max_entries``. How an owner splits its
+    ``max_entries`` among its caches is its game's policy, written with its caches:
+    :mod:`engine.dots.search.caches` (which also sizes the compiled Dots-and-Boxes core's
+    table, ``table_bytes`` per owner when given) and ``engine.xttt.search.XtttCaches``.
+    ``clear()`` empties every cache of every owner and drops them. Not thread-safe: one
+    cache per thread.
     """
 
     def __init__(self, max_entries: int = 1_000_000, max_tables: int = 2,

@@ -1,19 +1,28 @@
-"""The chain state: boxes of valence 2 or 3 joined through undrawn lines, and the phase.
+"""Chains: the words for them, the one walk along them, and the chain state of a game.
 
-A chain is a path or a cycle (a box of valence 2 has two undrawn lines, one of valence 3 has
-one, so no box has more than two chain neighbours). Its kind follows from its "exits", the
-undrawn lines that leave it for the border or for a box outside it:
+The words, which :mod:`chain_dp` and the search use too:
 
-- ``closed``: a path with no exit (both ends valence 3);
-- ``half-open``: a path with one exit (one end valence 3, the other valence 2);
-- ``open``: a path with two exits (both ends valence 2, not a cycle);
-- ``loop``: a cycle.
+- A *chain* is a maximal string of boxes joined through undrawn lines, each box joined to at
+  most two others: a path, or a cycle, called a *loop*. Where chains are set against loops
+  (the chain DP's ``chains, loops``), "chains" means the paths.
+- Its boxes have valence 2 (two undrawn lines: one in, one out), and at a path's end possibly
+  3 (a capturable box ends its chain). The game state's chains (:class:`ChainState`) take
+  both; the search's (:mod:`chain_dp`) take valence 2 only, as it reads chains where no box
+  can be taken, or leaves the capturable ones to its capture rules.
+- A path's *exits* are the undrawn lines that leave it, for the border or a box outside it.
+  Its *kind* follows: ``closed`` (no exit: both ends valence 3), ``half-open`` (one exit: one
+  end valence 3, the other valence 2), ``open`` (two exits); a cycle is of kind ``loop``.
+- *Joints* are the boxes of valence 0 or 1, where chains meet. A chain is *independent* when
+  both of its ends lead to the border (a loop always is).
 
-A chain is keyed by its smallest box id, which makes the decomposition canonical: the same
-position always gives the same keys, whatever order the moves came in.
+:func:`walk` follows a chain from one of its boxes out through one of its lines; every walk
+along a chain in the engine's Python code is one of its walks (the compiled core has its own).
 
-The phase of a game (:class:`Phase`) goes with it: ``start`` until boxes have been taken and
-no capture is left on the board, then ``middle``, and ``end`` from the move after that on.
+The chain state of a game (:class:`ChainState`) keys a chain by its smallest box id, which
+makes the decomposition canonical: the same position always gives the same keys, whatever
+order the moves came in. The phase of a game (:class:`Phase`) goes with it: ``start`` until
+boxes have been taken and no capture is left on the board, then ``middle``, and ``end`` from
+the move after that on.
 """
 
 from __future__ import annotations
@@ -75,46 +84,73 @@ class ChainState:
         }
 
 
+def walk(box_mask, other, drawn: int, vals, start: int, line: int,
+         lines: list[int] | None = None) -> tuple[int, int, int, int]:
+    """Follow a chain from box ``start`` out through its undrawn ``line``, from box to box
+    while the box entered has valence 2 (in through one undrawn line, out by the other).
+
+    ``box_mask`` and ``other`` are the board's tables (``Geometry``'s, or the search's
+    aliases); ``vals`` the valences of ``drawn``. Returns ``(n, end, last, seen)``: the boxes
+    of valence 2 entered (``start`` not counted), the box the walk stopped at (-1: the border;
+    ``start``: the chain is a loop; else a box of another valence), the last line crossed
+    (the one towards ``end``), and the boxes entered as bits. ``lines``, when given, receives
+    every line crossed, in order."""
+    box = start
+    n = 0
+    seen = 0
+    while True:
+        if lines is not None:
+            lines.append(line)
+        nb = other[line][box]
+        if nb < 0 or vals[nb] != 2 or nb == start:
+            return n, nb, line, seen
+        seen |= 1 << nb
+        n += 1
+        line = (box_mask[nb] & ~drawn & ~(1 << line)).bit_length() - 1
+        box = nb
+
+
 def flood(geo: Geometry, drawn: int, valence: list[int],
           start: int) -> tuple[ChainKind, tuple]:
-    """The chain through box ``start`` (valence 2 or 3): its kind and its boxes in path order."""
-    nbrs = geo.box_neighbours
-    members = {start}
-    stack = [start]
-    while stack:
-        b = stack.pop()
-        for ln, nb in nbrs[b]:
-            if nb >= 0 and not (drawn >> ln) & 1 and nb not in members and 2 <= valence[nb] <= 3:
-                members.add(nb)
-                stack.append(nb)
-    links: dict[int, list[int]] = {}
+    """The chain through box ``start`` (valence 2 or 3): its kind and its boxes in path order
+    (a path from its smaller end; a loop from its smallest box towards the smaller of that
+    box's two neighbours)."""
+    box_mask, other = geo.box_mask, geo.other
+    free = box_mask[start] & ~drawn
+    sides = []
     exits = 0
-    for b in members:
-        inside = []
-        for ln, nb in nbrs[b]:
-            if (drawn >> ln) & 1:
-                continue
-            if nb in members:
-                inside.append(nb)
-            else:
-                exits += 1
-        links[b] = sorted(inside)
-    ends = sorted(b for b, ln in links.items() if len(ln) < 2)
-    if not ends:
-        kind = ChainKind.LOOP
-        first = min(members)
-    else:
-        kind = _KIND_BY_EXITS[exits]
-        first = ends[0]
-    order = [first]
-    prev, cur = -1, first
-    while True:
-        nxt = [n for n in links[cur] if n != prev]
-        if not nxt or nxt[0] == first:
-            break
-        prev, cur = cur, nxt[0]
-        order.append(cur)
-    return kind, tuple(order)
+    while free:  # one side through each undrawn line of ``start``
+        low = free & -free
+        free ^= low
+        crossed: list[int] = []
+        n, end, _last, _seen = walk(box_mask, other, drawn, valence, start,
+                                    low.bit_length() - 1, crossed)
+        side = []
+        box = start
+        for ln in crossed[:n]:
+            box = other[ln][box]
+            side.append(box)
+        if end == start:
+            return ChainKind.LOOP, _loop_order([start, *side])
+        if end >= 0 and valence[end] == 3:
+            side.append(end)  # a capturable box ends the chain, inside it
+        else:
+            exits += 1
+        sides.append(side)
+    path = [*reversed(sides[0]), start, *(sides[1] if len(sides) > 1 else ())]
+    if path[0] > path[-1]:
+        path.reverse()
+    return _KIND_BY_EXITS[exits], tuple(path)
+
+
+def _loop_order(cycle: list[int]) -> tuple:
+    """The boxes of a loop (in cycle order) from the smallest, towards its smaller
+    neighbour."""
+    i = cycle.index(min(cycle))
+    cycle = cycle[i:] + cycle[:i]
+    if cycle[1] > cycle[-1]:
+        cycle[1:] = cycle[:0:-1]
+    return tuple(cycle)
 
 
 class ChainTracker:

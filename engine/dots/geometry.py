@@ -21,12 +21,13 @@ class Geometry:
     line borders; ``box_lines[box]``: (top, left, right, bottom) line ids; ``box_mask[box]``: the
     four line bits; ``line_box_mask[line]``: bits of the boxes a line borders;
     ``box_neighbours[box]``: ``(line, other_box_or_-1)`` for each of the box's four lines
-    (-1 = the border of the board).
+    (-1 = the border of the board); ``other[line]``: dict box -> the box across ``line`` from
+    it (-1 = the border).
     """
 
     __slots__ = ("width", "height", "num_lines", "num_boxes", "num_horizontal", "moves",
                  "line_boxes", "box_lines", "box_mask", "line_box_mask", "box_neighbours",
-                 "box_xy", "all_lines")
+                 "other", "box_xy", "all_lines")
 
     def __init__(self, width: int, height: int) -> None:
         w, h = width, height
@@ -67,6 +68,11 @@ class Geometry:
                 row.append((ln, others[0] if others else -1))
             neighbours.append(tuple(row))
         self.box_neighbours = tuple(neighbours)
+        other: list[dict[int, int]] = [{} for _ in range(self.num_lines)]
+        for b, row in enumerate(neighbours):
+            for ln, o in row:
+                other[ln][b] = o
+        self.other = tuple(other)
 
     def line_id(self, x: int, y: int, o: int) -> int:
         """The line id of an in-range move ``(x, y, o)`` (unchecked: see ``in_range``)."""

@@ -6,9 +6,8 @@ Box valences are recomputed from it with ``int.bit_count`` (cheap for the sizes 
 The lines and boxes are :class:`~engine.dots.geometry.Geometry`'s (``t.geo``, which imports
 nothing of the game, so the search can still be used and tested on its own); the short names
 the search's hot loops read (``nl``, ``nb``, ``nh``, ``full``, ``box_mask``, ``line_boxes``,
-...) are plain aliases of its tables. What is the search's own: the neighbour dicts
-``other``, the board's symmetries, the transposition key, the twin lines, the move-ordering
-and evaluation orders.
+``other``, ...) are plain aliases of its tables. What is the search's own: the board's
+symmetries, the transposition key, the twin lines, the move-ordering and evaluation orders.
 
 The transposition key, for every board size (:class:`KeyTables`)::
 
@@ -34,8 +33,8 @@ SYM_MAX_LINES = 200
 FILLS = 3
 
 # The "min over the packed slices" of a key, unrolled per (lines, images) and generated
-# (sunfish style: where speed forces unrolled code, generate it). Measured on square boards:
-# a quarter off the loop it replaces.
+# (sunfish style: where speed forces unrolled code, generate it): a quarter faster than a
+# loop over the slices, on square boards.
 _SELECT_HEAD = '''\
 def select(packed):
     """(the smallest of the {slices} {nl}-bit slices of ``packed``, lowest slice first, and
@@ -170,8 +169,7 @@ class Tables:
 
     ``geo``: the board's :class:`~engine.dots.geometry.Geometry`; ``w``, ``h``, ``nl``,
     ``nb``, ``nh``, ``full``, ``moves``, ``box_mask``, ``box_lines``, ``line_boxes``,
-    ``line_box_mask``: aliases of its tables. ``other[l]``: dict box -> box on the other side
-    of l (-1 = border), from ``geo.box_neighbours``. ``syms``: line permutations of the
+    ``line_box_mask``, ``other``: aliases of its tables. ``syms``: line permutations of the
     board's symmetries (identity first; 4 on a rectangle, 8 on a square, deduplicated; the
     identity only above ``SYM_MAX_LINES`` lines), ``inv`` their inverses; ``sym_keys`` and
     ``id_keys``: the :class:`KeyTables` of the key under all of them and under the identity
@@ -201,11 +199,7 @@ class Tables:
         self.box_lines = geo.box_lines
         self.line_boxes = adj = geo.line_boxes
         self.line_box_mask = geo.line_box_mask
-        other: list[dict[int, int]] = [{} for _ in range(nl)]
-        for b, row in enumerate(geo.box_neighbours):
-            for ln, o in row:
-                other[ln][b] = o
-        self.other = tuple(other)
+        self.other = geo.other
         self.syms = syms = _symmetries(w, h, moves)
         inv = []
         for p in syms:

@@ -1,27 +1,27 @@
-"""Everything the Dots-and-Boxes search of one board size remembers, owned by one object.
+"""Everything the Dots-and-Boxes search of one board size remembers, owned by one object,
+and its budget (the one statement of it).
 
 A :class:`DotsCaches` holds, for one board size: the transposition table (``tt``), the horizon
 evaluation with its memos (``evaluator``: leaf values and the values of the positions its
 fills end in) and the chain DP's memo (``dp``, shared by the evaluation and the search's exact
-loony endgames). Every one of them is bounded, and ``clear()`` empties them all.
+loony endgames); the compiled core (:mod:`compiled`) keeps its own table and memos in one
+object (``compiled``), made on its first search. Every one of them is bounded, and
+``clear()`` empties them all. A new member (another table, say) is added here, to
+``clear()``, ``bounds()`` and ``sizes()``.
 
-A search that is given none makes a fresh one (``Searcher``); an
-``engine.analysis.SearchCache`` keeps one per board size between analyses, made by
-:func:`make_caches` with the cache's ``max_entries``: the auxiliary caches (the evaluation's
-two memos and the DP memo) get ``aux_entries(max_entries)`` entries each, a sixteenth of the
-budget and at most 65,536 (their size before they were owned here), and the transposition
-table the rest, so that the owner never holds more than ``max_entries`` entries in all. A new
-member (another table, say) is added here, to ``clear()``, ``__len__`` and ``sizes()``.
-
-The compiled core (:mod:`compiled`) keeps its own table and memos in one object
-(``compiled``), made on its first search: ``table_bytes`` of entries, and the memos' share
-each for its three memos. The default ``table_bytes``: for a search's own caches (no
-``max_entries`` given: a library or CLI analysis without a ``SearchCache``, ``boxfish solve``
-without ``--table-gb``), :func:`own_table_bytes`, a quarter of the machine's memory and at
-most ``OWN_TABLE_MAX_BYTES``; for an owner of ``max_entries``, the bytes of the Python
-table's share (:func:`compiled.entry_bytes` each). The table starts small and doubles as it
-fills, so an analysis only holds the memory its entries need. ``sizes()`` counts it as
-``compiled`` (table entries) and ``compiled_memos`` (the three memos' entries).
+The budget of an owner of ``max_entries`` entries (an ``engine.analysis.SearchCache`` keeps
+one per board size, made by :func:`make_caches`; a search given none makes its own, of
+``DEFAULT_ENTRIES``): each auxiliary cache (the evaluation's two memos, the DP memo) gets
+``aux_entries(max_entries)``, a sixteenth of the budget and at most ``AUX_MAX``, and the
+transposition table the rest, so that the owner never holds more than ``max_entries``
+entries in all (each cache at least one: an owner of fewer than 4 still holds 4). The
+compiled core's table takes ``table_bytes`` of entries (``SearchCache(table_bytes=...)``, or
+``boxfish solve --table-gb``); by default the bytes of the Python table's share
+(:func:`compiled.entry_bytes` each), and for a search's own caches :func:`own_table_bytes`, a
+quarter of the machine's memory and at most ``OWN_TABLE_MAX_BYTES``. It starts small and
+doubles as it fills, so an analysis only holds the memory its entries need; its three memos
+get the auxiliary share each. ``sizes()`` counts it as ``compiled`` (table entries) and
+``compiled_memos`` (the three memos' entries).
 """
 
 from __future__ import annotations
@@ -66,15 +66,14 @@ def aux_entries(max_entries: int) -> int:
 
 
 class DotsCaches:
-    """The caches of the Dots search on one board size (``t``).
+    """The caches of the Dots search on one board size (``t``), within the budget of the
+    module docstring.
 
     The Python search's: ``tt``, ``evaluator``, ``dp``; the compiled core's: ``compiled``
     (``compiled_table()``). Each set is made on its first use, so an owner only one core
-    searches with holds only that core's caches, at most ``max_entries`` entries in all (see
-    the module docstring), unless a table of the caller's is passed as ``tt`` (then that
-    table's own bound holds for it); an owner both cores search with holds at most that
-    much for each. Without ``max_entries`` (a search's own caches) the compiled table's
-    bound is :func:`own_table_bytes` instead. Not thread-safe: one search at a time."""
+    searches with holds only that core's caches, unless a table of the caller's is passed as
+    ``tt`` (then that table's own bound holds for it); an owner both cores search with holds
+    at most the budget for each. Not thread-safe: one search at a time."""
 
     __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp")
 

@@ -1,10 +1,10 @@
 """The compiled core of the Dots-and-Boxes search: availability, its tables, the core choice.
 
-``_core`` (built from ``_core.c`` by ``pip install``) runs :class:`search_core.Searcher`'s
-negamax node for node: the same move ordering, captures, keys, table semantics, chain DP and
-evaluation, so both report the same value, bound, best move and node count as long as
-neither transposition table has had to replace an entry
-(:class:`search_core.CompiledSearcher` is its searcher). It takes boards of up to
+``_core`` (built from ``_core.c`` by ``pip install``) runs the Python node
+(:class:`node.Searcher`'s) node for node: the same phases, move ordering, captures, keys,
+table semantics, chain DP and evaluation, so both report the same value, bound, best move and
+node count as long as neither transposition table has had to replace an entry
+(:class:`node.CompiledSearcher` is its searcher). It takes boards of up to
 ``MAX_LINES`` lines (every board of up to 7x7 boxes); larger boards, and machines where the
 extension could not be built (``UNAVAILABLE_REASON`` says why), use the Python search.
 
@@ -13,7 +13,7 @@ boards of up to 64 lines (64-bit keys), 32 beyond; the table may hold the larges
 two of entries that fits in ``nbytes`` (``max_capacity``). It starts with at most 65,536
 slots and doubles whenever more than half are used, up to that, so a short search pays for
 the memory it uses, not for zeroing all of it. Replacement rule: a position keeps its slot and is
-updated as :class:`search_tt.TranspositionTable` updates it (a proven entry is only merged
+updated as :class:`table.TranspositionTable` updates it (a proven entry is only merged
 with proven ones, a heuristic one replaced by an equally deep or deeper one); a new position
 takes the first free slot of its window of 8 slots; with none free, it replaces the window's
 least valuable entry: heuristic before proven, one from an earlier search (``new_search()``)

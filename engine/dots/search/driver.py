@@ -1,4 +1,4 @@
-"""Time-bounded Dots-and-Boxes analysis: the driver around :mod:`search_core`.
+"""Time-bounded Dots-and-Boxes analysis: the driver around the search node (:mod:`node`).
 
 ``iterate(...)`` is iterative deepening as a generator (sunfish style): it yields one
 :class:`~engine.search.DepthResult` per completed depth, then, once the root is solved, one
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from ...analysis import Analysis, Bound, Limit, MoveValue, Progress
 from ...errors import SearchAborted
 from ...search import DepthResult, RootMove, deadline_of
-from ..chain_dp import components
+from ..chain_dp import chain_lines
 from ..geometry import bits
 from . import compiled
 from .board import Tables, tables
 from .caches import DotsCaches, make_caches
-from .node import SLOW_NODE_LINES, CompiledSearcher, Searcher
+from .node import SLOW_NODE_LINES, CompiledSearcher, Searcher, SearchSession
 from .table import INF, PROVEN, TranspositionTable
 
 GAME_NAME = "dots-and-boxes"
@@ -73,14 +73,14 @@ def _sort_key(order_index):
     return key
 
 
-def _depth_result(depth: int, res: dict[int, RootMove], solved: bool, searcher: Searcher,
+def _depth_result(depth: int, res: dict[int, RootMove], solved: bool, searcher: SearchSession,
                   refined: bool = False) -> DepthResult:
     """``res`` (line -> result, in the order searched) as a DepthResult, best first."""
     return DepthResult(depth, tuple(sorted(res.values(), key=_rank_key)), tuple(res),
                        solved, searcher.nodes, searcher.tt_hits, refined)
 
 
-def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
+def iterate(searcher: SearchSession, drawn: int, multipv: int | None = None,
             max_depth: int | None = None, refine: bool = True,
             partial: dict | None = None,
             solve_lines: int | None = None, solve: bool = False,
@@ -142,9 +142,8 @@ def iterate(searcher: Searcher, drawn: int, multipv: int | None = None,
                         bound = _UPPER
                 elif direct:
                     # the first move of a proof: zero-window searches from 0 (MTD(f); the
-                    # first pass says who wins). Nodes to solve 3x3 / 2x4 / 2x5 / 3x4, this
-                    # vs one full window vs MTD(f) from the shallow iterations' value:
-                    # 80k/54k/901k/6.48M, 81k/46k/932k/6.61M, 74k/63k/901k/8.13M.
+                    # first pass says who wins), the fewest nodes of the windows measured
+                    # (README, the Dots-and-Boxes search benchmarks)
                     h_proof = searcher.horizon
 
                     def note(lo: int, hi: int, ln: int = ln, h_proof: int = h_proof) -> None:
@@ -206,7 +205,7 @@ def _mtd_beta(guess: int, lo: int, hi: int) -> int:
     return min(g + 1 if g <= lo else g, hi)
 
 
-def _mtd(searcher: Searcher, drawn: int, line: int, depth: int, guess: int,
+def _mtd(searcher: SearchSession, drawn: int, line: int, depth: int, guess: int,
          lo: int, hi: int, on_bound: Callable[[int, int], None] | None = None) -> int:
     """Exact value of drawing ``line`` (known to lie in ``[lo, hi]``) by a sequence of
     zero-window searches starting at ``guess`` (MTD(f), Plaat et al.); the TT keeps the
@@ -225,7 +224,7 @@ def _mtd(searcher: Searcher, drawn: int, line: int, depth: int, guess: int,
     return lo
 
 
-def dominant_moves(searcher: Searcher, drawn: int) -> frozenset[int]:
+def dominant_moves(searcher: SearchSession, drawn: int) -> frozenset[int]:
     """The root moves that the search's capture rules prove at least as good as every other
     legal line of ``drawn`` (empty when no box can be taken).
 
@@ -274,7 +273,7 @@ class RootProof:
     ``lo`` / ``hi``: the value's proven bounds so far (``-INF`` / ``INF``: none); ``guess``:
     the first window's value, replaced by each completed pass's result."""
 
-    def __init__(self, searcher: Searcher, drawn: int, guess: int = 0) -> None:
+    def __init__(self, searcher: SearchSession, drawn: int, guess: int = 0) -> None:
         self.searcher = searcher
         self.drawn = drawn
         self.lo, self.hi = -INF, INF
@@ -305,7 +304,7 @@ class RootProof:
         return self.lo == self.hi
 
 
-def _proven_value(searcher: Searcher, drawn: int) -> tuple[int, int]:
+def _proven_value(searcher: SearchSession, drawn: int) -> tuple[int, int]:
     """The bounds of ``drawn``'s value for the player to move that the table holds as proven
     (``(-INF, INF)`` when none): the forced captures' boxes plus the entry of the position
     after them, as the search stores it."""
@@ -325,7 +324,7 @@ def _proven_value(searcher: Searcher, drawn: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _proven_move_bounds(searcher: Searcher, drawn: int, line: int) -> tuple[int, int]:
+def _proven_move_bounds(searcher: SearchSession, drawn: int, line: int) -> tuple[int, int]:
     """The proven bounds of drawing ``line`` in ``drawn``, from the table (see
     :func:`_proven_value`)."""
     c = searcher.t.completes(drawn, line)
@@ -340,8 +339,8 @@ def _static_values(t: Tables, drawn: int, lines) -> dict[int, int]:
     the size of what it hands over."""
     vals = t.valences(drawn)
     size: dict[int, int] = {}
-    for _loop, n, comp_lines, _ind in components(t, drawn, vals):
-        for ln in comp_lines:
+    for _loop, n, chain, _ind in chain_lines(t, drawn, vals):
+        for ln in chain:
             size[ln] = max(size.get(ln, 0), n)
     out = {}
     for ln in lines:
@@ -373,7 +372,7 @@ def _drawn_of(state, t: Tables) -> int:
 # ``node_children`` phase, which calls the child's ``search``). Frames it may stack besides: the
 # driver above it (``analyse_position`` down to ``child_value``) and the helpers below its
 # deepest node (the capture phase, the chain walks, the evaluation and the chain DP, whose
-# recursion is bounded by the components left, so by the lines the search did not draw).
+# recursion is bounded by the chains left, so by the lines the search did not draw).
 _FRAMES_PER_LINE = 2
 _EXTRA_FRAMES = 50
 
@@ -454,7 +453,7 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
         searcher.close()
 
 
-def _search_and_answer(searcher: Searcher, drawn: int, legal: list[int], limit: Limit,
+def _search_and_answer(searcher: SearchSession, drawn: int, legal: list[int], limit: Limit,
                        multipv, on_progress, game: str, start: float, deadline, solve,
                        core: str) -> Analysis:
     """The search of :func:`analyse_position` on ``searcher``, and its answer."""
@@ -517,7 +516,7 @@ def _search_and_answer(searcher: Searcher, drawn: int, legal: list[int], limit: 
                for r in ranked])
 
 
-def anytime(searcher: Searcher, drawn: int, multipv: int | None, partial: dict,
+def anytime(searcher: SearchSession, drawn: int, multipv: int | None, partial: dict,
             start: float, deadline: float, dominant: frozenset[int],
             report: Callable[[DepthResult], None]) -> tuple[DepthResult | None, RootProof]:
     """The timed analysis of a position too big for a direct proof: heuristic deepening and
@@ -618,7 +617,7 @@ def _finite(v: int) -> int | None:
     return v if -INF < v < INF else None
 
 
-def _assemble(searcher: Searcher, drawn: int, legal: list[int], last: DepthResult | None,
+def _assemble(searcher: SearchSession, drawn: int, legal: list[int], last: DepthResult | None,
               partial: dict[int, RootMove], proof: RootProof | None,
               dominant: frozenset[int]) -> tuple[list[_Ranked], int, int, int]:
     """The root moves, best first, with the root value's proven bounds and the depth.

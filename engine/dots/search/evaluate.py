@@ -11,42 +11,39 @@ Boxes of valence 0/1 left after the fill (joints between chains) are counted wit
 chain, a rough stand-in. The classic handout counts (one- and two-box handouts at face value,
 long chains worth about ``length - 4``) are special cases of the DP.
 
-Speed (about 70% of a 0.2 s mid-game search is spent here): the fill walks only the lines it
-can still draw, as the set bits of a mask in "order space" (bit i = the i-th line of the
-order; the tables are the board's ``Tables.fills``); an :class:`Evaluator` remembers values
-by leaf position and the loony value by the position a fill ends in, which different leaves
-often share. A search's evaluator belongs to its caches (``caches.DotsCaches``), so a
+Speed (most of a mid-game search's time is spent here): the fill walks only the lines it can
+still draw, as the set bits of a mask in "order space" (bit i = the i-th line of the order;
+the tables are the board's ``Tables.fills``); an :class:`Evaluator` remembers values by leaf
+position and the loony value by the position a fill ends in, which different leaves often
+share. A search's evaluator belongs to its caches (``caches.DotsCaches``), so a
 ``SearchCache`` keeps it between analyses, bounds it and empties it.
 """
 
 from __future__ import annotations
 
-from ..chain_dp import LoonyDP, component_counts
+from ..chain_dp import LoonyDP, chain_counts
 from .board import FILLS, Tables
 
 __all__ = ["FILLS", "TRUST_NUM", "TRUST_DEN", "PARITY_HORIZON", "PARITY_RAMP",
            "EVAL_MAX_ENTRIES", "Evaluator"]
 
-# The fill's parity is a guess: on exactly solved 5x5 mid-game positions (27-38 undrawn lines)
-# the sign of ``f`` agrees with the exact value only about 58-64% of the time, so the expected
-# value is nearer (2p - 1) f than f. Scaled by NUM/DEN. Summed exact regret of 0.2 s choices
-# on 132 positions from games against the greedy bot (lower is better), same run:
-# 1 -> 152, 160; 1/2 -> 134; 1/3 -> 122, 126; 1/4 -> 132, 128; 1/6 -> 164.
+# The fill's parity is a guess: the sign of ``f`` agrees with the exact value only part of
+# the time (58-64% on solved 5x5 mid-game positions), so the expected value is nearer
+# (2p - 1) f than f: ``f`` is scaled by NUM/DEN, the scale of least regret measured (README,
+# the Dots-and-Boxes search benchmarks).
 TRUST_NUM, TRUST_DEN = 1, 3
 # Optional damping of the parity term while many safe lines are left: full weight with at most
-# PARITY_HORIZON - PARITY_RAMP safe lines left, none with PARITY_HORIZON or more. Off: in
-# 40-game runs against the greedy bot (5x5, 0.2 s/move) damping (24/20, 36/24) won 87-92%,
-# no damping 95-97.5%.
+# PARITY_HORIZON - PARITY_RAMP safe lines left, none with PARITY_HORIZON or more. Off: damping
+# lost more games than it saved (README, the Dots-and-Boxes search benchmarks).
 PARITY_HORIZON = 1 << 30
 PARITY_RAMP = 1
 
 
 # Values by position: a horizon position comes back in every deeper iteration, in zero-window
-# re-searches and in the next move's search (measured on 5x5 mid-game positions at 0.2 s: about
-# half the calls, 28% more nodes). Values of the loony positions the fills end in, by
-# position: different leaves often fill to the same one (5x5 mid-game searches at 0.2 s: 267k
-# fills, 57k distinct ends). Each memo is kept small (emptied when full): growing or clearing a
-# 2**18-entry dict takes 5-7 ms, enough to overrun a 200 ms deadline.
+# re-searches and in the next move's search. Values of the loony positions the fills end in,
+# by position: different leaves often fill to the same one. Each memo is kept small (emptied
+# when full): growing or clearing a 2**18-entry dict takes 5-7 ms, enough to overrun a 200 ms
+# deadline.
 EVAL_MAX_ENTRIES = 1 << 16
 
 
@@ -114,7 +111,7 @@ class Evaluator:
         ends = self.ends
         f = ends.get(drawn)
         if f is None:
-            chains, loops, joints = component_counts(t, drawn, vals)
+            chains, loops, joints = chain_counts(t, drawn, vals)
             if joints:
                 if chains:
                     i = chains.index(max(chains))

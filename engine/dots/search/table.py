@@ -1,7 +1,7 @@
 """The transposition table of the Dots-and-Boxes search.
 
 Key: the drawn-line bitboard after the forced captures, reduced to its smallest twin-sorted
-image under the board's symmetries (``Tables.key``, defined in :mod:`search_board`; a perfect
+image under the board's symmetries (``Tables.key``, defined in :mod:`board`; a perfect
 key: a value never depends on scores or on who drew what).
 Entry: ``(depth, lo, hi, move)``: the value lies in ``[lo, hi]`` (``lo == hi``: EXACT, ``hi``
 infinite: LOWER bound, ``lo`` infinite: UPPER bound), searched to ``depth`` plies, ``PROVEN``

@@ -6,7 +6,7 @@ import itertools
 import random
 
 from boxfish.engine.dots.chain_dp import (
-    components,
+    chain_lines,
     controlled_value,
     loony_endgame_value,
     loony_value,
@@ -15,7 +15,7 @@ from boxfish.engine.dots.geometry import bits
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.node import solve
 
-from .test_search_exact import brute  # noqa: E402
+from .test_search_exact import brute
 
 
 def _random_loony(rng, w, h, tries=200):
@@ -51,7 +51,7 @@ def test_dp_equals_brute_force_on_random_loony_endgames():
         vals = t.valences(drawn)
         dp = loony_endgame_value(t, drawn, vals)
         assert dp == brute(w, h, drawn), (w, h, bin(drawn))
-        for is_loop, n, _l, _i in components(t, drawn, vals):
+        for is_loop, n, _l, _i in chain_lines(t, drawn, vals):
             kinds.add(("loop" if is_loop else "chain", min(n, 4)))
         found += 1
     assert found >= 40

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from boxfish.engine.dots.chain_dp import (
-    component_counts,
-    component_sizes,
-    components,
+    chain_counts,
+    chain_lengths,
+    chain_lines,
     loony_value_fast,
 )
 from boxfish.engine.dots.geometry import bits
@@ -26,7 +26,7 @@ def _random_filled(rng, t):
         drawn |= 1 << rng.choice(safe)
 
 
-def test_component_counts_match_the_line_walking_decomposition():
+def test_chain_counts_match_the_chains_with_their_lines():
     rng = random.Random(5)
     for _ in range(300):
         w, h = rng.choice([(2, 2), (3, 3), (4, 3), (5, 5), (1, 6), (6, 4)])
@@ -37,12 +37,12 @@ def test_component_counts_match_the_line_walking_decomposition():
             if rng.random() < 0.5:
                 drawn |= 1 << ln
         vals = t.valences(drawn)
-        chains, loops, joints = component_counts(t, drawn, vals)
-        walked = components(t, drawn, vals)
+        chains, loops, joints = chain_counts(t, drawn, vals)
+        walked = chain_lines(t, drawn, vals)
         assert sorted(chains) == sorted(n for loop, n, _l, _i in walked if not loop)
         assert sorted(loops) == sorted(n for loop, n, _l, _i in walked if loop)
         assert joints == sum(1 for v in vals if v <= 1)
-        assert component_sizes(t, drawn, vals) == (chains, loops)
+        assert chain_lengths(t, drawn, vals) == (chains, loops)
 
 
 def _expected(t, drawn, vals):
@@ -96,7 +96,7 @@ def _reference_fill_value(t, drawn, vals, order):
         k += 1
         for b in t.line_boxes[ln]:
             vals[b] += 1
-    comps = components(t, drawn, vals)
+    comps = chain_lines(t, drawn, vals)
     chains = [n for loop, n, _l, _i in comps if not loop]
     loops = [n for loop, n, _l, _i in comps if loop]
     joints = sum(1 for v in vals if v < 2)

@@ -15,7 +15,7 @@ from boxfish.engine.dots.chain_dp import sacrifice_lines
 from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.driver import analyse_position
-from boxfish.engine.dots.search.node import Searcher
+from boxfish.engine.dots.search.node import SearchSession
 
 from .reference import reference_move_values, reference_value
 
@@ -88,7 +88,7 @@ def test_without_the_bound_the_searches_count_their_old_nodes(core, monkeypatch)
     """``default_loony_bound`` off gives back the search before the bound (the solve bench's
     3x3 count recorded before it), so the benchmark's comparison measures the bound alone;
     with it on, fewer nodes for the same value."""
-    monkeypatch.setattr(Searcher, "default_loony_bound", False)
+    monkeypatch.setattr(SearchSession, "default_loony_bound", False)
     off = analyse_position(3, 3, 0, multipv=1, solve=True, core=core)
     monkeypatch.undo()
     on = analyse_position(3, 3, 0, multipv=1, solve=True, core=core)

@@ -1,11 +1,12 @@
 """The search node's phases: the same names in the same order in both cores (issue 23).
 
-The compiled core's ``search()`` (``engine/dots/search/_core.c``) is a driver that calls its phase
-functions ``node_*`` in order; the Python core's ``search`` (the closure built by
-``Searcher._build_search`` in ``engine/dots/search/node.py``) calls nested functions of the
-same names in the same order. These tests read both sources, so that a phase added, removed,
-renamed or moved in one core and not in the other fails here; and so do the phase lists of
-the two comment blocks that say what each phase promises.
+The list is :data:`engine.dots.search.phases.PHASES`. The compiled core's ``search()``
+(``engine/dots/search/_core.c``) is a driver that calls its phase functions ``node_*`` in
+order; the Python node's ``search`` (the closure :func:`engine.dots.search.node.build_node`
+makes) calls closures of the same names in the same order, each made by a function of that
+name with a leading underscore. These tests read both sources, so that a phase added,
+removed, renamed or moved in one core and not in the other fails here; and so do the phase
+lists that say what each phase promises (the C comment block, the docstring of ``phases``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-C_SOURCE = ROOT / "engine" / "dots" / "_core.c"
-PY_SOURCE = ROOT / "engine" / "dots" / "search_core.py"
+from boxfish.engine.dots.search.phases import PHASES
 
-PHASES = ("node_captures", "node_probe", "node_leaf", "node_generate", "node_etc",
-          "node_children", "node_store")
+ROOT = Path(__file__).resolve().parents[3]
+C_SOURCE = ROOT / "engine" / "dots" / "search" / "_core.c"
+PY_SOURCE = ROOT / "engine" / "dots" / "search" / "node.py"
+
 PHASE_NAME = re.compile(r"\bnode_[a-z]+\b")
 
 
@@ -47,15 +48,13 @@ def c_phase_list() -> list[str]:
     return re.findall(r"^ \*   (node_[a-z]+)  ", C_SOURCE.read_text(), re.M)
 
 
-def py_build_search() -> ast.FunctionDef:
+def py_build_node() -> ast.FunctionDef:
     tree = ast.parse(PY_SOURCE.read_text())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Searcher")
-    return next(n for n in cls.body
-                if isinstance(n, ast.FunctionDef) and n.name == "_build_search")
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_node")
 
 
 def py_phase_calls() -> list[str]:
-    search = next(n for n in py_build_search().body
+    search = next(n for n in py_build_node().body
                   if isinstance(n, ast.FunctionDef) and n.name == "search")
     calls = [n for n in ast.walk(search)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
@@ -65,13 +64,23 @@ def py_phase_calls() -> list[str]:
 
 
 def py_phase_definitions() -> list[str]:
-    return [n.name for n in py_build_search().body
-            if isinstance(n, ast.FunctionDef) and PHASE_NAME.fullmatch(n.name)]
+    """The functions that make the phases (``_node_x``, at module level), in source order,
+    each defining the closure ``node_x``."""
+    tree = ast.parse(PY_SOURCE.read_text())
+    out = []
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef) and PHASE_NAME.fullmatch(n.name.lstrip("_")):
+            inner = [f.name for f in n.body if isinstance(f, ast.FunctionDef)]
+            assert inner == [n.name.lstrip("_")], (n.name, inner)
+            out.append(inner[0])
+    return out
 
 
 def py_phase_list() -> list[str]:
-    """The phases listed by the comment block above the phases (``#   node_x  ...``)."""
-    return re.findall(r"^\s*#   (node_[a-z]+)  ", PY_SOURCE.read_text(), re.M)
+    """The phases the docstring of :mod:`phases` describes (a line ````node_x```` each)."""
+    from boxfish.engine.dots.search import phases
+
+    return re.findall(r"^``(node_[a-z]+)``$", phases.__doc__, re.M)
 
 
 def test_both_drivers_call_the_same_phases_in_the_same_order():

@@ -243,7 +243,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
     """The claim behind opening one line per chain that ends at a joint: every line of a
     1-chain or of a 3+ chain (ends at distinct boxes or the border) is worth the same to the
     opener, and the middle of a 2-chain is worth at least as much as its ends."""
-    from boxfish.engine.dots.chain_dp import components
+    from boxfish.engine.dots.chain_dp import chain_lines
     rng = random.Random(515)
     checked = 0
     for _ in range(300):
@@ -255,7 +255,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
         if (t.full & ~drawn).bit_count() > 13:
             continue
         vals = t.valences(drawn)
-        for _loop, n, lines, ind in components(t, drawn, vals):
+        for _loop, n, lines, ind in chain_lines(t, drawn, vals):
             if ind:
                 continue
             ja = [b for b in t.line_boxes[lines[0]] if vals[b] != 2]
@@ -274,7 +274,7 @@ def test_every_line_of_a_chain_at_a_joint_is_worth_the_same():
 def test_isolated_chains_and_loops_of_one_length_are_worth_the_same():
     """The search opens one isolated chain (both ends on the border) or loop per kind and
     length: opening any of them must be worth the same."""
-    from boxfish.engine.dots.chain_dp import components
+    from boxfish.engine.dots.chain_dp import chain_lines
     rng = random.Random(616)
     checked = 0
     for _ in range(600):
@@ -287,7 +287,7 @@ def test_isolated_chains_and_loops_of_one_length_are_worth_the_same():
             continue
         vals = t.valences(drawn)
         groups: dict = {}
-        for loop, n, lines, ind in components(t, drawn, vals):
+        for loop, n, lines, ind in chain_lines(t, drawn, vals):
             if ind:
                 groups.setdefault((loop, n), []).append(lines[1] if n == 2 and not loop
                                                        else lines[0])

@@ -16,7 +16,7 @@ takes what is offered and otherwise avoids handing boxes over).
 
 (*) The only intended change: boards of more than 64 lines (5x6 and up here) had a
 transposition key of their own (the smallest raw image under the symmetries, twin-sorted
-afterwards); every board now has the one key of ``search_board`` (the smallest twin-sorted
+afterwards); every board now has the one key of ``search.board`` (the smallest twin-sorted
 image). Three searches here meet different transpositions under it, and so count different
 nodes, with the same value, best move and bound; the old search with only that key changed
 counts exactly the new numbers. Boards of up to 64 lines count the same nodes as before.

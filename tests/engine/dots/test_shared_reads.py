@@ -54,7 +54,7 @@ def test_concurrent_readers_of_one_state_all_see_the_same_position():
                             bad.append("to_dict")
                         if state.index() != want_index or copy.serial != want_dict["serial"]:
                             bad.append("index/serial")
-                    except Exception as exc:  # noqa: BLE001 - a race shows as any error
+                    except Exception as exc:  # a race shows as any error
                         bad.append(repr(exc))
 
             threads = [threading.Thread(target=read) for _ in range(8)]
