@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-C_SOURCE = ROOT / "engine" / "dots" / "_core.c"
-PY_SOURCE = ROOT / "engine" / "dots" / "search_core.py"
+C_SOURCE = ROOT / "engine" / "dots" / "search" / "core" / "node.c"
+PY_SOURCE = ROOT / "engine" / "dots" / "search" / "node.py"
 
 PHASES = ("node_captures", "node_probe", "node_leaf", "node_generate", "node_etc",
           "node_children", "node_store")
