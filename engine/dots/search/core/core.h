@@ -153,7 +153,7 @@ typedef struct {
 
 /* The memos of one search thread: they cache pure functions of a position, so each thread
  * keeps its own (no sharing, no locks): the main thread the table's, kept between searches;
- * a helper thread its session's (see "Threads"). */
+ * a helper thread its session's (see threads.c). */
 typedef struct {
     Memo *eval, *ends;      /* horizon values, and loony values of fill ends (direct-mapped) */
     LoonyMemo *loony;       /* the chain DP's memo (open addressing, emptied when 3/4 full) */
@@ -193,7 +193,7 @@ typedef struct Core {
     double deadline, c_deadline;
     int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
     long long history[MAXL];
-    /* threads (see "Threads" below) */
+    /* threads (see threads.c) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */
     Memos own;
     int threads;       /* the threads a search may run, this one included */

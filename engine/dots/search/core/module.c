@@ -157,7 +157,7 @@ static PyObject *Core_search(Core *S, PyObject *args)
     if (sh)
         v = search_threads(S, sh, drawn, alpha, beta, depth, vals);
     else
-        v = search(S, drawn, alpha, beta, depth, vals, NULL, 0, 0, 0, 0, NULL);
+        v = search_root(S, drawn, alpha, beta, depth, vals);
     Py_END_ALLOW_THREADS
     S->busy = S->T->busy = 0;
     S->T->grow_deadline = 0;
@@ -295,7 +295,7 @@ static PyGetSetDef Core_getset[] = {
     {"helper_nodes", (getter)Core_get_helper_nodes, (setter)Core_set_helper_nodes,
      "nodes searched by helper threads (counted in ``nodes`` too)", NULL},
     {"threads", (getter)Core_get_threads, (setter)Core_set_threads,
-     "threads a search runs (1: this one only; see _core.c, \"Threads\")", NULL},
+     "threads a search runs (1: this one only; see core/threads.c)", NULL},
     {"deadline", (getter)Core_get_deadline, (setter)Core_set_deadline,
      "time.perf_counter() time to stop at, or None", NULL},
     {"max_nodes", (getter)Core_get_max_nodes, (setter)Core_set_max_nodes,
@@ -315,7 +315,22 @@ static PyTypeObject CoreType = {
 
 static struct PyModuleDef coremodule = {
     PyModuleDef_HEAD_INIT, "_core",
-    "The compiled Dots-and-Boxes search (see engine/dots/compiled.py).", -1, NULL};
+    "The compiled Dots-and-Boxes search (see engine/dots/search/compiled.py).", -1, NULL};
+
+/* node.c's PHASES as a tuple of str (NULL on error). */
+static PyObject *phase_names(void)
+{
+    Py_ssize_t n = (Py_ssize_t)(sizeof(PHASES) / sizeof(PHASES[0]));
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(PHASES[i]);
+        if (!name)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, name);
+    }
+    return t;
+}
 
 PyMODINIT_FUNC PyInit__core(void)
 {
@@ -325,7 +340,11 @@ PyMODINIT_FUNC PyInit__core(void)
     PyObject *m = PyModule_Create(&coremodule);
     if (!m)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Board", (PyObject *)&BoardType) < 0 ||
+    PyObject *phases = phase_names();
+    int bad = !phases || PyModule_AddObjectRef(m, "PHASES", phases) < 0;
+    Py_XDECREF(phases);
+    if (bad ||
+        PyModule_AddObjectRef(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObjectRef(m, "Table", (PyObject *)&TableType) < 0 ||
         PyModule_AddObjectRef(m, "Core", (PyObject *)&CoreType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_LINES", MAXL) < 0 ||

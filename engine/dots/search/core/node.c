@@ -15,43 +15,44 @@ static inline int limits_reached(Core *S)
 
 /* ---------------------------------------------------------------------------- The node
  *
- * search() runs each node as seven phases, in this order; search_core.py's ``search`` runs
- * the same phases under the same names and in the same order (tests/engine/dots/
- * test_phases.py keeps the two so). A phase that settles the node returns 1 and leaves in
- * ``N->value`` the value of the position after the forced captures (search() adds the boxes
- * they took). The captures come before the probe: the table keys the position after them.
+ * search() runs each node as seven phases, in this order (``PHASES``, the module's
+ * ``_core.PHASES``; what each phase promises: engine/dots/search/phases.py). A phase that
+ * settles the node returns 1 and leaves in ``N->value`` the value of the position after the
+ * forced captures (search() adds the boxes they took):
+ *   node_captures  may settle the node
+ *   node_probe     may settle the node
+ *   node_leaf      may settle the node
+ *   node_generate  never does
+ *   node_etc       may settle the node
+ *   node_children  returns 1 when a limit stopped the search
+ *   node_store     never does
  *
- *   node_captures  takes the forced captures (capture_phase), keeping the decision points;
- *                  settles the node when the board is full or the boxes left cannot reach
- *                  into the window.
- *   node_probe     keys the position (modulo symmetries and twins; a key handed down by the
- *                  parent's cutoffs is used as is) and probes the table: settles the node
- *                  when the entry is deep enough and decides the window; else gives the TT
- *                  move (in a proof only a proven entry's).
- *   node_leaf      without decision points: settles the node by the chain DP when every box
- *                  left has valence 2 (stored as proven), or at depth 0 by the evaluation
- *                  (a horizon value).
- *   node_generate  the moves to search, in order: the decision points' replies (take, and
- *                  decline when there is one), or the safe lines best first (gen_safe); the
- *                  TT move first (an unsafe one added in front, "tried"). The safe lines'
- *                  generation order is kept for node_etc, which probes in it.
- *   node_etc       enhanced transposition cutoffs (safe lines, at nodes with etc_min_free
- *                  undrawn lines or more): keys every safe line's child and settles the node
- *                  when one's entry refutes the window (the first in generation order); the
- *                  keys are kept to be handed to the children.
- *   node_children  searches the moves (principal variation search; a capture keeps the
- *                  turn), then the sacrifices (gen_sacrifices) when no safe line cut the
- *                  node off, skipping a loony one whose bound cannot reach into the window
- *                  (loony_bound): the best value and move, and whether they are proven (no
- *                  horizon value used below). Returns 1 when a limit stopped the search.
- *   node_store     stores the result in the table: exact, a lower or an upper bound, proven
- *                  or at this depth, the best move in the key's frame.
- *
- * The phases are static inline functions forced inline, so search() compiles to one function
- * as before; the horizon evaluation is the one call kept out of it (leaf_evaluate). Measured
- * with bench/dots_solve_bench.py's "cores" section: the same nodes, no slower.
+ * The phases, and the steps of node_children, are static inline functions forced inline, so
+ * search() compiles to one function; the horizon evaluation is the one call kept out of it
+ * (leaf_evaluate).
  */
 #define NODE_PHASE static inline __attribute__((always_inline))
+#define NODE_STEP NODE_PHASE
+
+static const char *const PHASES[] = {"node_captures", "node_probe",    "node_leaf",
+                                     "node_generate", "node_etc",      "node_children",
+                                     "node_store"};
+
+/* A call of search(): the position and the window, and what the caller already computed of
+ * the position. */
+typedef struct {
+    bb_t drawn;
+    uint8_t *vals;       /* the valences of ``drawn`` (the callee's copy: search() changes it) */
+    int alpha, beta, depth;
+    const bb_t *praw;    /* the parent's images (NULL: computed here), */
+    int pline;           /* and the line drawn from the parent */
+    int has_key;         /* 1: ``key`` (in the frame of symmetry ``sym``) is the position's
+                            key, computed by the parent's cutoffs; 2: and ``probed`` is its
+                            probe just now (NULL: absent) */
+    int sym;
+    bb_t key;
+    const Probe *probed;
+} SearchCall;
 
 /* The state of one node, handed from phase to phase. */
 typedef struct {
@@ -81,9 +82,7 @@ typedef struct {
     int8_t pos[MAXL];   /* and each line's index in them (-1: none) */
 } ChildKeys;
 
-static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals,
-                  const bb_t *praw, int pline, int has_key, bb_t hkey, int hs,
-                  const Probe *probed);
+static int search(Core *S, const SearchCall *a);
 
 /* node_leaf's horizon evaluation, kept out of search(): inlined there, its fills' 17 KiB of
  * stack were part of every node's frame and its loops compiled worse. */
@@ -128,18 +127,17 @@ NODE_PHASE int node_captures(Core *S, Node *N)
     return 0;
 }
 
-/* 2. Table probe. ``praw``/``pline``, ``has_key``/``hkey``/``hs``, ``probed``: as search's. */
-NODE_PHASE int node_probe(Core *S, Node *N, const bb_t *praw, int pline, int has_key,
-                          bb_t hkey, int hs, const Probe *probed)
+/* 2. Table probe. ``a``: the call of search() (what the parent computed). */
+NODE_PHASE int node_probe(Core *S, Node *N, const SearchCall *a)
 {
     const Board *B = S->B;
-    const int nsym = S->nsym;
+    const int nsym = S->nsym, has_key = a->has_key;
     const bb_t drawn = N->drawn;
     N->have_raw = 0;
     if (nsym > 1 && !has_key) {
-        if (praw) {
+        if (a->praw) {
             for (int i = 0; i < nsym; i++)
-                N->raw[i] = praw[i] | B->limg[pline][i];
+                N->raw[i] = a->praw[i] | B->limg[a->pline][i];
             for (bb_t diff = drawn ^ N->d0; diff; diff &= diff - 1) {
                 int l = bb_low(diff);
                 for (int i = 0; i < nsym; i++)
@@ -150,8 +148,8 @@ NODE_PHASE int node_probe(Core *S, Node *N, const bb_t *praw, int pline, int has
         N->have_raw = 1;
     }
     if (has_key) {
-        N->key = hkey;
-        N->s = hs;
+        N->key = a->key;
+        N->s = a->sym;
     } else if (nsym > 1)
         N->key = key_of_images(B, nsym, N->raw, &N->s);
     else {
@@ -163,9 +161,9 @@ NODE_PHASE int node_probe(Core *S, Node *N, const bb_t *praw, int pline, int has
     Probe pe;
     int found;
     if (has_key == 2) {
-        found = probed != NULL;
+        found = a->probed != NULL;
         if (found)
-            pe = *probed;
+            pe = *a->probed;
     } else
         found = tt_get(S->T, N->key, &pe);
     if (found) {
@@ -339,168 +337,202 @@ NODE_PHASE int node_etc(Core *S, Node *N, ChildKeys *K)
     return 0;
 }
 
+/* node_children's scan of the moves: the window's lower end so far, the best value and move,
+ * and whether a move was searched yet. */
+typedef struct {
+    int alpha, best, bestm, first;
+} Scan;
+
+/* The valences after line ``ln`` in ``cv``; the boxes it completes. */
+NODE_STEP int child_vals(const Board *B, const uint8_t *vals, int ln, uint8_t *cv)
+{
+    int c = 0;
+    memcpy(cv, vals, B->nb);
+    for (int j = 0; j < 2; j++) {
+        int b = B->line_box[ln][j];
+        if (b >= 0) {
+            if (cv[b] == 3)
+                c++;
+            cv[b]++;
+        }
+    }
+    return c;
+}
+
+/* The child's value to this node, searched with this node's window (lo, hi): a capture
+ * (``c`` boxes) keeps the turn, another move gives it (negamax). ``a``: the child's call, all
+ * but its window. */
+NODE_STEP int child_value(Core *S, SearchCall *a, int c, int lo, int hi)
+{
+    if (c) {
+        a->alpha = lo - c;
+        a->beta = hi - c;
+        return c + search(S, a);
+    }
+    a->alpha = -hi;
+    a->beta = -lo;
+    return -search(S, a);
+}
+
+/* Principal variation search of a child: the first move with the full window; a later one
+ * with the null window above alpha, then with the full window when its value falls inside. */
+NODE_STEP int child_search(Core *S, const Node *N, SearchCall *a, int c, const Scan *sc)
+{
+    if (sc->first)
+        return child_value(S, a, c, sc->alpha, N->beta);
+    uint8_t again[MAXB];
+    memcpy(again, a->vals, S->B->nb);
+    int v = child_value(S, a, c, sc->alpha, sc->alpha + 1);
+    if (S->abort || !(sc->alpha < v && v < N->beta))
+        return v;
+    a->vals = again;
+    if (a->has_key == 2) { /* the probe handed down is stale now */
+        a->has_key = 1;
+        a->probed = NULL;
+    }
+    return child_value(S, a, c, sc->alpha, N->beta);
+}
+
+/* Whether the child's entry ``e`` decides the child's window (deep enough; exact, or a bound
+ * outside the window, which is the null window above alpha after the first move): its value
+ * to this node in *v, counted as a node searched and a table hit, as the child's own probe
+ * would count it. */
+NODE_STEP int child_entry_decides(Core *S, const Node *N, const Scan *sc, const Probe *e,
+                                  int *v)
+{
+    if (e->depth < N->depth - 1)
+        return 0;
+    if (e->lo == e->hi || e->lo >= -sc->alpha)
+        *v = -e->lo;
+    else if (e->hi <= (sc->first ? -N->beta : -sc->alpha - 1))
+        *v = -e->hi;
+    else
+        return 0;
+    S->nodes++;
+    S->tt_hits++;
+    if (e->depth < PROVEN)
+        S->horizon++;
+    return 1;
+}
+
+/* The value to this node of line ``ln``'s child (``*c``: the boxes the line completes): from
+ * the child's entry when node_etc keyed the child and the entry decides its window (a bound
+ * inside a later move's window is searched again with the full window), else searched. */
+NODE_STEP int child(Core *S, const Node *N, const ChildKeys *K, const Scan *sc, int ln, int *c)
+{
+    const Board *B = S->B;
+    uint8_t cv[MAXB];
+    SearchCall a = {.drawn = N->drawn | BIT(ln), .vals = cv, .depth = N->depth - 1,
+                    .praw = S->nsym > 1 ? N->raw : NULL, .pline = ln};
+    int ki = K->n ? K->pos[ln] : -1;
+    Probe cp;
+    if (ki >= 0) {
+        a.has_key = 2;
+        a.key = K->key[ki];
+        a.sym = K->sym[ki];
+        if (tt_get(S->T, a.key, &cp))
+            a.probed = &cp;
+        int v;
+        if (a.probed && child_entry_decides(S, N, sc, &cp, &v)) {
+            if (sc->first || !(sc->alpha < v && v < N->beta) || cp.lo == cp.hi)
+                return v;
+            child_vals(B, N->vals, ln, cv);
+            a.has_key = 1;
+            a.probed = NULL;
+            return child_value(S, &a, 0, sc->alpha, N->beta);
+        }
+    }
+    *c = child_vals(B, N->vals, ln, cv);
+    if (*c)
+        a.depth = N->depth;
+    return child_search(S, N, &a, *c, sc);
+}
+
+/* Searches the first ``nm`` of N->moves in order: 1 at a cutoff (the move's history
+ * credited), -1 when a limit stopped the search, else 0. ``bound``: the sacrifices' bounds
+ * (NULL for the first moves): a loony sacrifice whose bound cannot reach into the window is
+ * not searched, its bound taken as its value (loony_bound). */
+NODE_STEP int scan_moves(Core *S, const Node *N, const ChildKeys *K, Scan *sc, int nm,
+                         const int8_t *bound)
+{
+    for (int i = 0; i < nm; i++) {
+        int ln = N->moves[i], c = 0;
+        if (bound && bound[i] <= sc->alpha && S->loony_bound) {
+            if (bound[i] > sc->best) {
+                sc->best = bound[i];
+                sc->bestm = ln;
+            }
+            continue;
+        }
+        int v = child(S, N, K, sc, ln, &c);
+        if (S->abort)
+            return -1;
+        sc->first = 0;
+        if (v > sc->best) {
+            sc->best = v;
+            sc->bestm = ln;
+            if (v > sc->alpha) {
+                sc->alpha = v;
+                if (v >= N->beta) {
+                    if (!c && N->depth < HEUR)
+                        S->history[ln] += (long long)N->depth * N->depth + 1;
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The sacrifices, in N->moves with their bounds (how many), once no safe line cut the node
+ * off: below the proof depth, the long ones are pruned when a safe line was there (a
+ * heuristic value when it did); the TT move, searched first already ("tried"), is left out. */
+NODE_STEP int sacrifices_left(Core *S, Node *N, int8_t *bound)
+{
+    const int tried = N->tried;
+    uint8_t *moves = N->moves;
+    int nm;
+    if (N->depth < HEUR) {
+        S->pruned = 0;
+        nm = gen_sacrifices(S, N->drawn, N->vals, 1, N->nm > (tried >= 0), moves, bound);
+        if (S->pruned)
+            S->horizon++;
+    } else
+        nm = gen_sacrifices(S, N->drawn, N->vals, 0, 0, moves, bound);
+    if (tried >= 0)
+        for (int i = 0; i < nm; i++)
+            if (moves[i] == tried) {
+                memmove(moves + i, moves + i + 1, nm - i - 1);
+                memmove(bound + i, bound + i + 1, nm - i - 1);
+                nm--;
+                break;
+            }
+    return nm;
+}
+
 /* 6. Children. */
 NODE_PHASE int node_children(Core *S, Node *N, const ChildKeys *K)
 {
-    const Board *B = S->B;
-    Table *T = S->T;
-    const int nsym = S->nsym, nb = B->nb;
-    const bb_t drawn = N->drawn;
-    uint8_t *vals = N->vals, *moves = N->moves;
-    const int beta = N->beta, depth = N->depth, nck = K->n, tried = N->tried;
-    const bb_t *ck = K->key;
-    const uint8_t *cks = K->sym;
-    const int8_t *ckpos = K->pos;
-    int alpha = N->alpha, nm = N->nm;
-    bb_t unsafe = N->unsafe;
-    if (nsym > 1 && !N->have_raw) {
-        images(B, nsym, drawn, N->raw);
+    if (S->nsym > 1 && !N->have_raw) {
+        images(S->B, S->nsym, N->drawn, N->raw);
         N->have_raw = 1;
     }
-    const bb_t *craw = nsym > 1 ? N->raw : NULL;
-
     long long h0 = S->horizon;
-    int best = -INF, bestm = -1, first = 1, sac = 0;
-    uint8_t cv[MAXB];
+    Scan sc = {.alpha = N->alpha, .best = -INF, .bestm = -1, .first = 1};
     int8_t sbound[MAXL + 2];
+    const int8_t *bound = NULL;
+    int nm = N->nm, r;
     for (;;) {
-        int cut = 0;
-        for (int i = 0; i < nm; i++) {
-            int ln = moves[i], v = 0, have_v = 0, c = 0;
-            if (sac && sbound[i] <= alpha && S->loony_bound) {
-                /* a loony sacrifice whose bound cannot reach into the window */
-                if (sbound[i] > best) {
-                    best = sbound[i];
-                    bestm = ln;
-                }
-                continue;
-            }
-            int ki = nck ? ckpos[ln] : -1;
-            bb_t child = drawn | BIT(ln);
-            Probe cp;
-            const Probe *ce = NULL;
-            if (ki >= 0) {
-                if (tt_get(T, ck[ki], &cp))
-                    ce = &cp;
-                if (ce && ce->depth >= depth - 1) {
-                    int clo = ce->lo, chi = ce->hi, cd = ce->depth;
-                    if (clo == chi || clo >= -alpha) {
-                        v = -clo;
-                        have_v = 1;
-                    } else if (chi <= (first ? -beta : -alpha - 1)) {
-                        v = -chi;
-                        have_v = 1;
-                    }
-                    if (have_v) {
-                        S->nodes++;
-                        S->tt_hits++;
-                        if (cd < PROVEN)
-                            S->horizon++;
-                        if (!first && alpha < v && v < beta && clo != chi) {
-                            memcpy(cv, vals, nb);
-                            for (int j = 0; j < 2; j++) {
-                                int b = B->line_box[ln][j];
-                                if (b >= 0)
-                                    cv[b]++;
-                            }
-                            v = -search(S, child, -beta, -alpha, depth - 1, cv, craw, ln, 1,
-                                        ck[ki], cks[ki], NULL);
-                            if (S->abort)
-                                return 1;
-                        }
-                    }
-                }
-            }
-            if (!have_v) {
-                memcpy(cv, vals, nb);
-                for (int j = 0; j < 2; j++) {
-                    int b = B->line_box[ln][j];
-                    if (b >= 0) {
-                        if (cv[b] == 3)
-                            c++;
-                        cv[b]++;
-                    }
-                }
-                /* 2: the key and its probe just now (nothing stored since) */
-                int hk = ki >= 0 ? 2 : 0;
-                bb_t kk = hk ? ck[ki] : 0;
-                int ks = hk ? cks[ki] : 0;
-                if (c) {
-                    uint8_t cv2[MAXB];
-                    memcpy(cv2, cv, nb);
-                    if (first)
-                        v = c + search(S, child, alpha - c, beta - c, depth, cv, craw, ln, 0, 0,
-                                       0, NULL);
-                    else {
-                        v = c + search(S, child, alpha - c, alpha + 1 - c, depth, cv, craw, ln,
-                                       0, 0, 0, NULL);
-                        if (S->abort)
-                            return 1;
-                        if (alpha < v && v < beta)
-                            v = c + search(S, child, alpha - c, beta - c, depth, cv2, craw, ln,
-                                           0, 0, 0, NULL);
-                    }
-                } else if (first)
-                    v = -search(S, child, -beta, -alpha, depth - 1, cv, craw, ln, hk, kk, ks,
-                                ce);
-                else {
-                    uint8_t cv2[MAXB];
-                    memcpy(cv2, cv, nb);
-                    v = -search(S, child, -alpha - 1, -alpha, depth - 1, cv, craw, ln, hk, kk,
-                                ks, ce);
-                    if (S->abort)
-                        return 1;
-                    if (alpha < v && v < beta)
-                        v = -search(S, child, -beta, -alpha, depth - 1, cv2, craw, ln, hk ? 1 : 0,
-                                    kk, ks, NULL);
-                }
-                if (S->abort)
-                    return 1;
-            }
-            first = 0;
-            if (v > best) {
-                best = v;
-                bestm = ln;
-                if (v > alpha) {
-                    alpha = v;
-                    if (v >= beta) {
-                        if (!c && depth < HEUR)
-                            S->history[ln] += (long long)depth * depth + 1;
-                        cut = 1;
-                        break;
-                    }
-                }
-            }
-        }
-        if (cut)
+        r = scan_moves(S, N, K, &sc, nm, bound);
+        if (r || bound || !N->unsafe)
             break;
-        if (unsafe) {
-            /* no safe line cut the node off: now the sacrifices */
-            int any_safe = nm > (tried >= 0);
-            unsafe = 0;
-            if (depth < HEUR) {
-                S->pruned = 0;
-                nm = gen_sacrifices(S, drawn, vals, 1, any_safe, moves, sbound);
-                if (S->pruned)
-                    S->horizon++;
-            } else
-                nm = gen_sacrifices(S, drawn, vals, 0, 0, moves, sbound);
-            sac = 1;
-            if (tried >= 0)
-                for (int i = 0; i < nm; i++)
-                    if (moves[i] == tried) {
-                        memmove(moves + i, moves + i + 1, nm - i - 1);
-                        memmove(sbound + i, sbound + i + 1, nm - i - 1);
-                        nm--;
-                        break;
-                    }
-            if (nm)
-                continue;
-        }
-        break;
+        nm = sacrifices_left(S, N, sbound);
+        bound = sbound;
     }
-    N->best = best;
-    N->bestm = bestm;
+    if (r < 0)
+        return 1;
+    N->best = sc.best;
+    N->bestm = sc.bestm;
     N->proven = S->horizon == h0;
     return 0;
 }
@@ -523,13 +555,8 @@ NODE_PHASE void node_store(Core *S, Node *N)
     tt_store(S->T, N->key, N->proven ? PROVEN : N->depth, lo, hi, cm);
 }
 
-/* The node: the phases above in order. ``vals``: the valences of ``drawn`` (the callee's
- * copy). ``praw``/``pline``: the parent's images and the line drawn from it (NULL: computed
- * here); ``hkey``: the key when the parent's enhanced transposition cutoff computed it
- * (has_key; 2: ``probed`` is its probe just now, NULL when absent). */
-static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals,
-                  const bb_t *praw, int pline, int has_key, bb_t hkey, int hs,
-                  const Probe *probed)
+/* The node: the phases above in order (``a``: the call). */
+static int search(Core *S, const SearchCall *a)
 {
     long long n = ++S->nodes;
     if (!(n & 15) && limits_reached(S)) {
@@ -537,14 +564,14 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
         return 0;
     }
     Node N;
-    N.drawn = N.d0 = drawn;
-    N.vals = vals;
-    N.alpha = alpha;
-    N.beta = beta;
-    N.depth = depth;
+    N.drawn = N.d0 = a->drawn;
+    N.vals = a->vals;
+    N.alpha = a->alpha;
+    N.beta = a->beta;
+    N.depth = a->depth;
     if (node_captures(S, &N))
         return N.gained + N.value;
-    if (node_probe(S, &N, praw, pline, has_key, hkey, hs, probed))
+    if (node_probe(S, &N, a))
         return N.gained + N.value;
     if (node_leaf(S, &N))
         return N.gained + N.value;
@@ -558,3 +585,9 @@ static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *
     return N.gained + N.best;
 }
 
+/* search() of a root position (``vals``: its valences, changed by the search). */
+static int search_root(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals)
+{
+    SearchCall a = {.drawn = drawn, .vals = vals, .alpha = alpha, .beta = beta, .depth = depth};
+    return search(S, &a);
+}

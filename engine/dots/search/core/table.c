@@ -2,7 +2,7 @@
  * DP that it owns. */
 #include "core.h"
 
-/* Several threads read and write the entries at once, without locks (see "Threads" below).
+/* Several threads read and write the entries at once, without locks (see threads.c).
  * So an entry is a few 64-bit words, each read and written whole (relaxed atomics: plain
  * moves on x86-64 and arm64), and a reader takes an entry only when its words agree with
  * each other: a read torn by another thread's write to the same slot reads as another key
@@ -131,13 +131,13 @@ static void table_flush(Table *T)
  * of WINDOW slots; with none, it replaces the window's least valuable entry (heuristic before
  * proven, an earlier search's before this one's, shallower before deeper), except that a
  * heuristic entry never replaces a proven one (it is dropped instead). An existing key is
- * updated as search_tt.TranspositionTable.store does.
+ * updated as table.TranspositionTable.store does.
  *
  * With threads: two stores of one key may take two slots (one of them read the other's slot
  * torn); a probe finds the first. Every entry written holds what one search proved or
  * estimated of its key, so whichever is read is true. A store that fills the table past
  * its growth point asks for the table to grow (table_grow); with threads the table grows
- * once they have all stopped between two nodes (see "Threads"). */
+ * once they have all stopped between two nodes (see threads.c). */
 #define TT_IMPL(NAME, ENTRY)                                                                   \
     static inline int NAME##_get(Table *T, bb_t key, Probe *p)                                \
     {                                                                                          \
@@ -246,7 +246,7 @@ static inline size_t entry_size(int wide)
 
 
 /* Doubles the table (rehashing every entry), or, while a threaded search runs on it, asks
- * its threads to stop so that the last one to stop does it (see "Threads"). */
+ * its threads to stop so that the last one to stop does it (see threads.c). */
 static void table_grow_now(Table *T)
 {
     if (T->mask >= T->max_mask)

@@ -13,7 +13,7 @@
  * check (every 16 nodes).
  *
  * What the threads share, and how:
- *   the table's entries: lockless (see "Table"); its counters: each thread counts in its
+ *   the table's entries: lockless (see table.c); its counters: each thread counts in its
  *     own (tls) and adds them to the table's every 16 nodes;
  *   its growth: a store that would grow the table asks for it (shared_request_grow); every
  *     thread stops at its next limit check (between two nodes, holding no entry) and the
@@ -49,10 +49,6 @@ typedef struct Shared {
     int alpha, beta, depth;
     uint8_t vals[MAXB];
 } Shared;
-
-static int search(Core *S, bb_t drawn, int alpha, int beta, int depth, uint8_t *vals,
-                  const bb_t *praw, int pline, int has_key, bb_t hkey, int hs,
-                  const Probe *probed);
 
 static void shared_request_grow(Shared *sh) { STORE(&sh->grow, 1); }
 
@@ -113,7 +109,7 @@ static void *helper_run(void *arg)
     uint8_t vals[MAXB];
     memcpy(vals, sh->vals, H->B->nb);
     long long h0 = H->horizon;
-    int v = search(H, sh->drawn, sh->alpha, sh->beta, sh->depth, vals, NULL, 0, 0, 0, 0, NULL);
+    int v = search_root(H, sh->drawn, sh->alpha, sh->beta, sh->depth, vals);
     shared_leave(H, v, h0);
     return NULL;
 }
@@ -234,7 +230,7 @@ static int search_threads(Core *S, Shared *sh, bb_t drawn, int alpha, int beta, 
     S->flushed = S->nodes;
     T->sh = sh;
     long long h0 = S->horizon;
-    int v = search(S, drawn, alpha, beta, depth, vals, NULL, 0, 0, 0, 0, NULL);
+    int v = search_root(S, drawn, alpha, beta, depth, vals);
     shared_leave(S, v, h0);
     for (int i = 0; i < sh->nhelpers; i++)
         pthread_join(sh->tid[i], NULL);
