@@ -100,6 +100,52 @@ static void sort_u8(uint8_t *a, int n)
     }
 }
 
+/* A chain or a loop: the boxes of valence 2 that one of them reaches through undrawn lines. */
+typedef struct {
+    int n;           /* its boxes */
+    int loop;        /* 1: a loop (the walk came back to its first box) */
+    uint64_t boxes;  /* its boxes, as a mask */
+    int start[2];    /* the first box's undrawn lines, lowest first: where each walk went */
+    int end[2];      /* a chain: the box past each end (-1: none, the board's edge), */
+    int end_line[2]; /* the line into it, */
+    int half;        /* and the boxes between the first box and the first end */
+} Chain;
+
+/* The chain or loop of box ``b0`` (of valence 2): walked from b0 both ways, through its
+ * lowest undrawn line and then its highest, to the first box of another valence each way,
+ * or back to b0. The one walk of chains in the core. */
+FORCE_INLINE void walk_chain(const Board *B, bb_t drawn, const uint8_t *vals, int b0,
+                             Chain *ch)
+{
+    bb_t fr = B->box_mask[b0] & ~drawn;
+    ch->start[0] = bb_low(fr);
+    ch->start[1] = bb_high(fr);
+    ch->n = 1;
+    ch->loop = ch->half = 0;
+    ch->boxes = 1ULL << b0;
+    ch->end[0] = ch->end[1] = -1;
+    for (int d = 0; d < 2; d++) {
+        int ln = ch->start[d], cur = b0;
+        for (;;) {
+            int nb = other_box(B, ln, cur);
+            if (nb < 0 || vals[nb] != 2) {
+                ch->end[d] = nb;
+                ch->end_line[d] = ln;
+                break;
+            }
+            if (nb == b0) {
+                ch->loop = 1;
+                return;
+            }
+            ch->boxes |= 1ULL << nb;
+            ch->n++;
+            ch->half += !d;
+            ln = other_line(B, drawn, nb, ln);
+            cur = nb;
+        }
+    }
+}
+
 /* chain_dp.component_counts: lengths of chains and loops, and boxes of valence 0/1. */
 static void component_counts(const Board *B, bb_t drawn, const uint8_t *vals, uint8_t *chains,
                              int *nc, uint8_t *loops, int *nlp, int *joints)
@@ -115,32 +161,13 @@ static void component_counts(const Board *B, bb_t drawn, const uint8_t *vals, ui
         }
         if ((seen >> b0) & 1)
             continue;
-        seen |= 1ULL << b0;
-        bb_t fr = B->box_mask[b0] & ~drawn;
-        int la = bb_low(fr);
-        int lb = bb_high(fr);
-        int n = 1, loop = 0;
-        int dirs[2] = {la, lb};
-        for (int d = 0; d < 2 && !loop; d++) {
-            int ln = dirs[d], cur = b0;
-            for (;;) {
-                int nb = other_box(B, ln, cur);
-                if (nb < 0 || vals[nb] != 2)
-                    break;
-                if (nb == b0) {
-                    loop = 1;
-                    break;
-                }
-                seen |= 1ULL << nb;
-                n++;
-                ln = bb_high(B->box_mask[nb] & ~drawn & ~BIT(ln));
-                cur = nb;
-            }
-        }
-        if (loop)
-            loops[(*nlp)++] = (uint8_t)n;
+        Chain ch;
+        walk_chain(B, drawn, vals, b0, &ch);
+        seen |= ch.boxes;
+        if (ch.loop)
+            loops[(*nlp)++] = (uint8_t)ch.n;
         else
-            chains[(*nc)++] = (uint8_t)n;
+            chains[(*nc)++] = (uint8_t)ch.n;
     }
 }
 

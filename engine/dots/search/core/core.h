@@ -48,6 +48,8 @@ typedef unsigned __int128 bb_t;
 #define HEUR (PROVEN / 2)
 #define WINDOW 8
 
+#define FORCE_INLINE static inline __attribute__((always_inline))
+
 #define BIT(i) (((bb_t)1) << (i))
 #define HAS(x, i) ((int)(((x) >> (i)) & 1))
 
@@ -125,10 +127,18 @@ typedef struct {
     long long parity_horizon, parity_ramp;
 } Board;
 
+/* The box on the other side of line ``ln`` from ``box`` (-1: none, the board's edge). */
 static inline int other_box(const Board *B, int ln, int box)
 {
     int a = B->line_box[ln][0], b = B->line_box[ln][1];
     return a == box ? b : a;
+}
+
+/* The undrawn line of a box of valence 2 other than its undrawn line ``ln``: a step along a
+ * chain. */
+static inline int other_line(const Board *B, bb_t drawn, int box, int ln)
+{
+    return bb_high(B->box_mask[box] & ~drawn & ~BIT(ln));
 }
 
 /* ------------------------------------------------------------------------------- Table */

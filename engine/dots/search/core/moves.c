@@ -27,7 +27,7 @@ static bb_t capture_phase(const Board *B, bb_t drawn, uint8_t *vals, int *gained
                 int lx = bb_high(B->box_mask[x] & ~drawn);
                 int y = other_box(B, lx, x);
                 if (y >= 0 && vals[y] == 2) {
-                    int ml = bb_high(B->box_mask[y] & ~drawn & ~BIT(lx));
+                    int ml = other_line(B, drawn, y, lx);
                     int z = other_box(B, ml, y);
                     if (z < 0 || vals[z] <= 1) {
                         dtake[nd] = (uint8_t)lx;
@@ -35,7 +35,7 @@ static bb_t capture_phase(const Board *B, bb_t drawn, uint8_t *vals, int *gained
                         break;
                     }
                     if (vals[z] == 2) {
-                        int nl2 = bb_high(B->box_mask[z] & ~drawn & ~BIT(ml));
+                        int nl2 = other_line(B, drawn, z, ml);
                         int w = other_box(B, nl2, z);
                         if (w >= 0 && vals[w] == 3) {
                             dtake[nd] = (uint8_t)lx;
@@ -135,6 +135,87 @@ static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t
     return n;
 }
 
+/* The sacrifices found, before gen_sacrifices' filter, sort and dedupe: each one's line, the
+ * size of its chain or loop, and its bound (INF: none). */
+typedef struct {
+    int n;
+    int size[2 * MAXL], line[2 * MAXL], bound[2 * MAXL];
+} Sacrifices;
+
+FORCE_INLINE void sacrifice(Sacrifices *L, int size, int line, int bound)
+{
+    L->size[L->n] = size;
+    L->line[L->n] = line;
+    L->bound[L->n++] = bound;
+}
+
+/* Whether a chain or loop like ``ch`` (of its length, and a loop or a chain with no box past
+ * either end) was seen before, whose sacrifices are then the same; remembers it in
+ * ``classes``. Other chains are never alike. */
+FORCE_INLINE int seen_alike(const Chain *ch, int *classes, int *ncls)
+{
+    if (!ch->loop && (ch->end[0] >= 0 || ch->end[1] >= 0))
+        return 0;
+    int cls = ch->loop ? -ch->n : ch->n;
+    for (int i = 0; i < *ncls; i++)
+        if (classes[i] == cls)
+            return 1;
+    classes[(*ncls)++] = cls;
+    return 0;
+}
+
+/* chain_dp.sacrifice_lines of one chain or loop. */
+FORCE_INLINE void chain_sacrifices(const Board *B, bb_t drawn, const Chain *ch,
+                                   Sacrifices *L)
+{
+    const int n = ch->n;
+    if (ch->loop)
+        sacrifice(L, n + 1, ch->start[0], 4 - n);
+    else if (n == 2)
+        sacrifice(L, 2, ch->start[ch->half == 1 ? 0 : 1], INF);
+    else if (n >= 3 && ch->end[0] >= 0 && ch->end[0] == ch->end[1]) {
+        /* every undrawn line of the chain's boxes */
+        bb_t lines = 0;
+        for (uint64_t bx = ch->boxes; bx; bx &= bx - 1)
+            lines |= B->box_mask[__builtin_ctzll(bx)] & ~drawn;
+        for (; lines; lines &= lines - 1)
+            sacrifice(L, n, bb_low(lines), INF);
+    } else
+        sacrifice(L, n, ch->end_line[0], n >= 3 ? 2 - n : INF);
+}
+
+/* Keeps the sacrifices of chains of at most 2 boxes; whether it dropped any. */
+FORCE_INLINE int drop_long(Sacrifices *L)
+{
+    int k = 0;
+    for (int i = 0; i < L->n; i++)
+        if (L->size[i] <= 2) {
+            L->size[k] = L->size[i];
+            L->bound[k] = L->bound[i];
+            L->line[k++] = L->line[i];
+        }
+    int dropped = k != L->n;
+    L->n = k;
+    return dropped;
+}
+
+/* Sorts the sacrifices by (size, line), stably. */
+FORCE_INLINE void sort_sacrifices(Sacrifices *L)
+{
+    for (int i = 1; i < L->n; i++) {
+        int a = L->size[i], b = L->line[i], c = L->bound[i], j = i - 1;
+        while (j >= 0 && (L->size[j] > a || (L->size[j] == a && L->line[j] > b))) {
+            L->size[j + 1] = L->size[j];
+            L->line[j + 1] = L->line[j];
+            L->bound[j + 1] = L->bound[j];
+            j--;
+        }
+        L->size[j + 1] = a;
+        L->line[j + 1] = b;
+        L->bound[j + 1] = c;
+    }
+}
+
 /* chain_dp.sacrifice_lines, then Searcher.gen_sacrifices' filter, sort and dedupe. With each
  * line, in ``bound_out``, an upper bound on its value to the mover (127: none). A loony
  * sacrifice (an end of a chain of k >= 3 boxes, or a loop of k) lets the taker choose between
@@ -148,121 +229,29 @@ static int gen_sacrifices(Core *S, bb_t drawn, const uint8_t *vals, int prune_lo
                           int any_safe, uint8_t *out, int8_t *bound_out)
 {
     const Board *B = S->B;
-    int size[2 * MAXL], line[2 * MAXL], bnd[2 * MAXL], n = 0;
+    Sacrifices L;
+    L.n = 0;
     uint64_t seen = 0;
-    int classes[2 * MAXB + 2];
-    int ncls = 0;
+    int classes[2 * MAXB + 2], ncls = 0;
     for (int b0 = 0; b0 < B->nb; b0++) {
         if (vals[b0] != 2 || ((seen >> b0) & 1))
             continue;
-        seen |= 1ULL << b0;
-        bb_t fr = B->box_mask[b0] & ~drawn;
-        int la = bb_low(fr), lb = bb_high(fr);
-        int cnt = 1, loop = 0, steps_a = 0, end_a = -1, end_b = -1, line_a = -1;
-        for (int d = 0; d < 2; d++) {
-            int first = d ? lb : la;
-            int cur = b0, ln = first;
-            for (;;) {
-                int nb = other_box(B, ln, cur);
-                if (nb < 0 || vals[nb] != 2) {
-                    if (!d) {
-                        end_a = nb;
-                        line_a = ln;
-                    } else
-                        end_b = nb;
-                    break;
-                }
-                if (nb == b0) {
-                    loop = 1;
-                    break;
-                }
-                seen |= 1ULL << nb;
-                cnt++;
-                if (!d)
-                    steps_a++;
-                ln = bb_high(B->box_mask[nb] & ~drawn & ~BIT(ln));
-                cur = nb;
-            }
-            if (loop)
-                break;
-        }
-        if (loop || (end_a < 0 && end_b < 0)) {
-            int cls = loop ? -cnt : cnt, dup = 0;
-            for (int i = 0; i < ncls; i++)
-                if (classes[i] == cls)
-                    dup = 1;
-            if (dup)
-                continue;
-            classes[ncls++] = cls;
-        }
-        if (loop) {
-            size[n] = cnt + 1;
-            bnd[n] = 4 - cnt;
-            line[n++] = la;
-        } else if (cnt == 2) {
-            size[n] = 2;
-            bnd[n] = INF;
-            line[n++] = steps_a == 1 ? la : lb;
-        } else if (cnt >= 3 && end_a >= 0 && end_a == end_b) {
-            /* every undrawn line of the chain's boxes */
-            bb_t lines = 0;
-            uint64_t todo = 1ULL << b0, done = 0;
-            while (todo) {
-                int b = __builtin_ctzll(todo);
-                todo &= todo - 1;
-                done |= 1ULL << b;
-                bb_t f = B->box_mask[b] & ~drawn;
-                lines |= f;
-                while (f) {
-                    int l = bb_low(f);
-                    f &= f - 1;
-                    int o = other_box(B, l, b);
-                    if (o >= 0 && vals[o] == 2 && !((done >> o) & 1))
-                        todo |= 1ULL << o;
-                }
-            }
-            while (lines) {
-                size[n] = cnt;
-                bnd[n] = INF;
-                line[n++] = bb_low(lines);
-                lines &= lines - 1;
-            }
-        } else {
-            size[n] = cnt;
-            bnd[n] = cnt >= 3 ? 2 - cnt : INF;
-            line[n++] = line_a;
-        }
+        Chain ch;
+        walk_chain(B, drawn, vals, b0, &ch);
+        seen |= ch.boxes;
+        if (!seen_alike(&ch, classes, &ncls))
+            chain_sacrifices(B, drawn, &ch, &L);
     }
-    if (prune_long && any_safe) {
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (size[i] <= 2) {
-                size[k] = size[i];
-                bnd[k] = bnd[i];
-                line[k++] = line[i];
-            }
-        S->pruned = k != n;
-        n = k;
-    }
-    for (int i = 1; i < n; i++) { /* sort by (size, line) */
-        int a = size[i], b = line[i], c = bnd[i], j = i - 1;
-        while (j >= 0 && (size[j] > a || (size[j] == a && line[j] > b))) {
-            size[j + 1] = size[j];
-            line[j + 1] = line[j];
-            bnd[j + 1] = bnd[j];
-            j--;
-        }
-        size[j + 1] = a;
-        line[j + 1] = b;
-        bnd[j + 1] = c;
-    }
+    if (prune_long && any_safe)
+        S->pruned = drop_long(&L);
+    sort_sacrifices(&L);
     bb_t used = 0;
     int m = 0;
-    for (int i = 0; i < n; i++)
-        if (!HAS(used, line[i])) {
-            used |= BIT(line[i]);
-            bound_out[m] = (int8_t)(bnd[i] < INF ? bnd[i] : 127);
-            out[m++] = (uint8_t)line[i];
+    for (int i = 0; i < L.n; i++)
+        if (!HAS(used, L.line[i])) {
+            used |= BIT(L.line[i]);
+            bound_out[m] = (int8_t)(L.bound[i] < INF ? L.bound[i] : 127);
+            out[m++] = (uint8_t)L.line[i];
         }
     return m;
 }
