@@ -104,11 +104,169 @@ static int from_key_frame(const Board *B, bb_t drawn, int line, int s)
     return ln;
 }
 
-
 static void Board_dealloc(Board *self)
 {
     PyMem_Free(self->ptab);
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The steps of Board_new: each reads one or two of its arguments into B; -1 on a failure,
+ * with a Python error pending, or none when the tables are inconsistent. */
+
+static int read_boxes(Board *B, PyObject *box_lines)
+{
+    int rows[MAXB][8], lens[MAXB];
+    int nb = read_rows(box_lines, rows, lens, MAXB, "box_lines");
+    if (nb < 0)
+        return -1;
+    B->nb = nb;
+    for (int l = 0; l < B->nl; l++)
+        B->line_box[l][0] = B->line_box[l][1] = -1;
+    for (int b = 0; b < nb; b++) {
+        if (lens[b] != 4)
+            return -1;
+        B->box_mask[b] = 0;
+        for (int i = 0; i < 4; i++) {
+            int l = rows[b][i];
+            if (l < 0 || l >= B->nl)
+                return -1;
+            B->box_mask[b] |= BIT(l);
+            if (B->line_box[l][0] < 0)
+                B->line_box[l][0] = (int8_t)b;
+            else
+                B->line_box[l][1] = (int8_t)b;
+        }
+    }
+    return 0;
+}
+
+/* The symmetries (the identity first), each a permutation of the lines. */
+static int read_symmetries(Board *B, PyObject *syms)
+{
+    const int nl = B->nl;
+    int perm[MAXL];
+    PyObject *f = PySequence_Fast(syms, "syms");
+    if (!f)
+        return -1;
+    Py_ssize_t ns = PySequence_Fast_GET_SIZE(f);
+    int r = ns >= 1 && ns <= MAXS ? 0 : -1;
+    for (int s = 0; !r && s < ns; s++) {
+        if (read_ints(PySequence_Fast_GET_ITEM(f, s), perm, MAXL, "syms") != nl) {
+            r = -1;
+            break;
+        }
+        for (int l = 0; l < nl; l++) {
+            if (perm[l] < 0 || perm[l] >= nl) {
+                r = -1;
+                break;
+            }
+            B->perm[s][l] = (uint8_t)perm[l];
+            B->inv[s][perm[l]] = (uint8_t)l;
+            B->limg[l][s] = BIT(perm[l]);
+        }
+    }
+    Py_DECREF(f);
+    B->nsym = (int)ns;
+    return r;
+}
+
+/* ``ptab``: the image of every byte of a position under every symmetry but the identity. */
+static int image_tables(Board *B)
+{
+    B->nchunks = (B->nl + 7) / 8;
+    if (B->nsym == 1)
+        return 0;
+    B->ptab = PyMem_Calloc((size_t)(B->nsym - 1) * B->nchunks * 256, sizeof(bb_t));
+    if (!B->ptab) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int s = 1; s < B->nsym; s++) {
+        bb_t *tab = B->ptab + (size_t)(s - 1) * B->nchunks * 256;
+        for (int c = 0; c < B->nchunks; c++)
+            for (int byte = 1; byte < 256; byte++) {
+                int l = c * 8 + __builtin_ctz(byte);
+                tab[c * 256 + byte] =
+                    tab[c * 256 + (byte & (byte - 1))] | (l < B->nl ? B->limg[l][s] : 0);
+            }
+    }
+    return 0;
+}
+
+/* The twin groups, and their pairs (a, b), a < b. */
+static int read_twin_groups(Board *B, PyObject *groups)
+{
+    int rows[MAXB][8], lens[MAXB];
+    int ng = read_rows(groups, rows, lens, MAXB, "twin_groups");
+    if (ng < 0)
+        return -1;
+    B->ngroups = ng;
+    memset(B->group_of, -1, sizeof(B->group_of));
+    B->twin_line = 0;
+    B->ntwinp = 0;
+    for (int g = 0; g < ng; g++) {
+        if (lens[g] > 4)
+            return -1;
+        B->group_len[g] = (uint8_t)lens[g];
+        for (int i = 0; i < lens[g]; i++) {
+            int l = rows[g][i];
+            if (l < 0 || l >= B->nl)
+                return -1;
+            B->group_line[g][i] = (uint8_t)l;
+            B->group_of[l] = (int8_t)g;
+            B->twin_line |= BIT(l);
+            for (int j = i + 1; j < lens[g]; j++) {
+                B->twinp_lo[B->ntwinp] = (uint8_t)l;
+                B->twinp_hi[B->ntwinp] = (uint8_t)rows[g][j];
+                B->ntwinp++;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The twin sort's network of (low, high) swaps. */
+static int read_swaps(Board *B, PyObject *swaps)
+{
+    int rows[MAXL * 2][8], lens[MAXL * 2];
+    int nsw = read_rows(swaps, rows, lens, MAXL * 2, "swaps");
+    if (nsw < 0)
+        return -1;
+    B->nswap = nsw;
+    for (int i = 0; i < nsw; i++) {
+        if (lens[i] != 2 || rows[i][0] < 0 || rows[i][1] >= B->nl || rows[i][0] >= rows[i][1])
+            return -1;
+        B->swap_lo[i] = (uint8_t)rows[i][0];
+        B->swap_hi[i] = (uint8_t)rows[i][1];
+        B->swap_lo_bit[i] = BIT(rows[i][0]);
+        B->swap_hi_bit[i] = BIT(rows[i][1]);
+    }
+    return 0;
+}
+
+/* The lines' centrality, and the evaluation's fill orders (1 to 4, each of every line). */
+static int read_line_orders(Board *B, PyObject *cen, PyObject *fills)
+{
+    const int nl = B->nl;
+    int vals[MAXL];
+    if (read_ints(cen, vals, MAXL, "centrality") != nl)
+        return -1;
+    for (int l = 0; l < nl; l++)
+        B->cen[l] = vals[l];
+    PyObject *f = PySequence_Fast(fills, "fill_orders");
+    if (!f)
+        return -1;
+    Py_ssize_t nf = PySequence_Fast_GET_SIZE(f);
+    int r = nf >= 1 && nf <= 4 ? 0 : -1;
+    for (int i = 0; !r && i < nf; i++) {
+        if (read_ints(PySequence_Fast_GET_ITEM(f, i), vals, MAXL, "fill_orders") != nl)
+            r = -1;
+        for (int l = 0; !r && l < nl; l++)
+            B->fill[i][l] = (uint8_t)vals[l];
+    }
+    Py_DECREF(f);
+    B->nfills = (int)nf;
+    return r;
 }
 
 static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -141,147 +299,15 @@ static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     B->trust_den = trust_den;
     B->parity_horizon = ph;
     B->parity_ramp = pr;
-    int rows[MAXL * 2][8];
-    int lens[MAXL * 2];
-    int vals[MAXL * 8];
-    int nb = read_rows(box_lines, rows, lens, MAXB, "box_lines");
-    if (nb < 0)
-        goto fail;
-    B->nb = nb;
-    for (int l = 0; l < nl; l++)
-        B->line_box[l][0] = B->line_box[l][1] = -1;
-    for (int b = 0; b < nb; b++) {
-        if (lens[b] != 4)
-            goto bad;
-        B->box_mask[b] = 0;
-        for (int i = 0; i < 4; i++) {
-            int l = rows[b][i];
-            if (l < 0 || l >= nl)
-                goto bad;
-            B->box_mask[b] |= BIT(l);
-            if (B->line_box[l][0] < 0)
-                B->line_box[l][0] = (int8_t)b;
-            else
-                B->line_box[l][1] = (int8_t)b;
-        }
+    if (read_boxes(B, box_lines) < 0 || read_symmetries(B, syms) < 0 || image_tables(B) < 0 ||
+        read_twin_groups(B, groups) < 0 || read_swaps(B, swaps) < 0 ||
+        read_line_orders(B, cen, fills) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "inconsistent board tables");
+        Py_DECREF(B);
+        return NULL;
     }
-    /* symmetries: identity first */
-    PyObject *sf = PySequence_Fast(syms, "syms");
-    if (!sf)
-        goto fail;
-    Py_ssize_t ns = PySequence_Fast_GET_SIZE(sf);
-    if (ns < 1 || ns > MAXS) {
-        Py_DECREF(sf);
-        goto bad;
-    }
-    B->nsym = (int)ns;
-    for (int s = 0; s < ns; s++) {
-        int k = read_ints(PySequence_Fast_GET_ITEM(sf, s), vals, MAXL, "syms");
-        if (k != nl) {
-            Py_DECREF(sf);
-            if (k >= 0)
-                goto bad;
-            goto fail;
-        }
-        for (int l = 0; l < nl; l++) {
-            if (vals[l] < 0 || vals[l] >= nl) {
-                Py_DECREF(sf);
-                goto bad;
-            }
-            B->perm[s][l] = (uint8_t)vals[l];
-            B->inv[s][vals[l]] = (uint8_t)l;
-            B->limg[l][s] = BIT(vals[l]);
-        }
-    }
-    Py_DECREF(sf);
-    B->nchunks = (nl + 7) / 8;
-    if (B->nsym > 1) {
-        size_t n = (size_t)(B->nsym - 1) * B->nchunks * 256;
-        B->ptab = PyMem_Calloc(n, sizeof(bb_t));
-        if (!B->ptab) {
-            PyErr_NoMemory();
-            goto fail;
-        }
-        for (int s = 1; s < B->nsym; s++) {
-            bb_t *tab = B->ptab + (size_t)(s - 1) * B->nchunks * 256;
-            for (int c = 0; c < B->nchunks; c++)
-                for (int byte = 1; byte < 256; byte++) {
-                    int low = __builtin_ctz(byte);
-                    int l = c * 8 + low;
-                    tab[c * 256 + byte] =
-                        tab[c * 256 + (byte & (byte - 1))] | (l < nl ? B->limg[l][s] : 0);
-                }
-        }
-    }
-    int ng = read_rows(groups, rows, lens, MAXB, "twin_groups");
-    if (ng < 0)
-        goto fail;
-    B->ngroups = ng;
-    memset(B->group_of, -1, sizeof(B->group_of));
-    B->twin_line = 0;
-    B->ntwinp = 0;
-    for (int g = 0; g < ng; g++) {
-        if (lens[g] > 4)
-            goto bad;
-        B->group_len[g] = (uint8_t)lens[g];
-        for (int i = 0; i < lens[g]; i++) {
-            int l = rows[g][i];
-            if (l < 0 || l >= nl)
-                goto bad;
-            B->group_line[g][i] = (uint8_t)l;
-            B->group_of[l] = (int8_t)g;
-            B->twin_line |= BIT(l);
-            for (int j = i + 1; j < lens[g]; j++) {
-                B->twinp_lo[B->ntwinp] = (uint8_t)l;
-                B->twinp_hi[B->ntwinp] = (uint8_t)rows[g][j];
-                B->ntwinp++;
-            }
-        }
-    }
-    int nsw = read_rows(swaps, rows, lens, MAXL * 2, "swaps");
-    if (nsw < 0)
-        goto fail;
-    B->nswap = nsw;
-    for (int i = 0; i < nsw; i++) {
-        if (lens[i] != 2 || rows[i][0] < 0 || rows[i][1] >= nl || rows[i][0] >= rows[i][1])
-            goto bad;
-        B->swap_lo[i] = (uint8_t)rows[i][0];
-        B->swap_hi[i] = (uint8_t)rows[i][1];
-        B->swap_lo_bit[i] = BIT(rows[i][0]);
-        B->swap_hi_bit[i] = BIT(rows[i][1]);
-    }
-    if (read_ints(cen, vals, MAXL, "centrality") != nl)
-        goto fail_or_bad;
-    for (int l = 0; l < nl; l++)
-        B->cen[l] = vals[l];
-    PyObject *ff = PySequence_Fast(fills, "fill_orders");
-    if (!ff)
-        goto fail;
-    Py_ssize_t nf = PySequence_Fast_GET_SIZE(ff);
-    if (nf < 1 || nf > 4) {
-        Py_DECREF(ff);
-        goto bad;
-    }
-    B->nfills = (int)nf;
-    for (int i = 0; i < nf; i++) {
-        int k = read_ints(PySequence_Fast_GET_ITEM(ff, i), vals, MAXL, "fill_orders");
-        if (k != nl) {
-            Py_DECREF(ff);
-            goto fail_or_bad;
-        }
-        for (int l = 0; l < nl; l++)
-            B->fill[i][l] = (uint8_t)vals[l];
-    }
-    Py_DECREF(ff);
     return (PyObject *)B;
-fail_or_bad:
-    if (PyErr_Occurred())
-        goto fail;
-bad:
-    PyErr_SetString(PyExc_ValueError, "inconsistent board tables");
-fail:
-    Py_DECREF(B);
-    return NULL;
 }
 
 static PyObject *Board_key(Board *B, PyObject *args)
