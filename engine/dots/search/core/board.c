@@ -116,12 +116,12 @@ static void Board_dealloc(Board *self)
 static int read_boxes(Board *B, PyObject *box_lines)
 {
     int rows[MAXB][8], lens[MAXB];
+    for (int l = 0; l < B->nl; l++)
+        B->line_box[l][0] = B->line_box[l][1] = -1;
     int nb = read_rows(box_lines, rows, lens, MAXB, "box_lines");
     if (nb < 0)
         return -1;
     B->nb = nb;
-    for (int l = 0; l < B->nl; l++)
-        B->line_box[l][0] = B->line_box[l][1] = -1;
     for (int b = 0; b < nb; b++) {
         if (lens[b] != 4)
             return -1;

@@ -42,32 +42,24 @@ static int loony_value(Memos *M, const uint8_t *ch, int nc, const uint8_t *lp, i
         if (m && m->used)
             return m->value;
     }
-    int best = 1 << 30, last = -1;
+    /* the best component to open: each length of chain once, then each length of loop */
+    int best = 1 << 30;
     uint8_t rest[MAXCOMP];
-    for (int i = 0; i < nc; i++) {
-        int n = ch[i];
-        if (n == last)
-            continue;
-        last = n;
-        memcpy(rest, ch, i);
-        memcpy(rest + i, ch + i + 1, nc - i - 1);
-        int r = loony_value(M, rest, nc - 1, lp, nlp);
-        int v = n <= 2 ? n - r : n - 2 + abs(2 - r);
-        if (v < best)
-            best = v;
-    }
-    last = -1;
-    for (int i = 0; i < nlp; i++) {
-        int n = lp[i];
-        if (n == last)
-            continue;
-        last = n;
-        memcpy(rest, lp, i);
-        memcpy(rest + i, lp + i + 1, nlp - i - 1);
-        int r = loony_value(M, ch, nc, rest, nlp - 1);
-        int v = n - 4 + abs(4 - r);
-        if (v < best)
-            best = v;
+    for (int loop = 0; loop < 2; loop++) {
+        const uint8_t *a = loop ? lp : ch;
+        const int na = loop ? nlp : nc;
+        for (int i = 0; i < na; i++) {
+            int n = a[i];
+            if (i && n == a[i - 1])
+                continue;
+            memcpy(rest, a, i); /* the others */
+            memcpy(rest + i, a + i + 1, na - i - 1);
+            int r = loop ? loony_value(M, ch, nc, rest, nlp - 1)
+                         : loony_value(M, rest, nc - 1, lp, nlp);
+            int v = loop ? n - 4 + abs(4 - r) : n <= 2 ? n - r : n - 2 + abs(2 - r);
+            if (v < best)
+                best = v;
+        }
     }
     if (memo) {
         if (M->loony_used + 1 > M->slots * 3 / 4) {

@@ -1,4 +1,5 @@
-/* The node: its phases and search(). */
+/* The node of the search: its seven phases (node_children's in named steps), search() and
+ * search_root(). */
 #include "core.h"
 
 /* Every 16 nodes: the deadline, the node budget, and (threaded) the other threads. */
@@ -34,9 +35,9 @@ static inline int limits_reached(Core *S)
 #define NODE_PHASE static inline __attribute__((always_inline))
 #define NODE_STEP NODE_PHASE
 
-static const char *const PHASES[] = {"node_captures", "node_probe",    "node_leaf",
-                                     "node_generate", "node_etc",      "node_children",
-                                     "node_store"};
+/* The phases' names, in the order search() calls them (the module's PHASES). */
+static const char *const PHASES[] = {"node_captures", "node_probe",    "node_leaf", "node_generate",
+                                     "node_etc",      "node_children", "node_store"};
 
 /* A call of search(): the position and the window, and what the caller already computed of
  * the position. */

@@ -431,19 +431,28 @@ static PyObject *Table_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return (PyObject *)T;
 }
 
+/* The key ``o`` of Table.get or Table.store, for a table no search is running on: 0, else -1
+ * with an error set. */
+static int table_key_arg(Table *T, PyObject *o, bb_t *key)
+{
+    if (to_bb(o, key) < 0)
+        return -1;
+    if (T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
+        return -1;
+    }
+    if (!T->wide && (uint64_t)(*key >> 64)) {
+        PyErr_SetString(PyExc_ValueError, "a key of more than 64 bits for a narrow table");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Table_get(Table *T, PyObject *o)
 {
     bb_t key;
-    if (to_bb(o, &key) < 0)
+    if (table_key_arg(T, o, &key) < 0)
         return NULL;
-    if (T->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
-        return NULL;
-    }
-    if (!T->wide && (uint64_t)(key >> 64)) {
-        PyErr_SetString(PyExc_ValueError, "a key of more than 64 bits for a narrow table");
-        return NULL;
-    }
     Probe p;
     if (!tt_get(T, key, &p))
         Py_RETURN_NONE;
@@ -457,16 +466,8 @@ static PyObject *Table_store(Table *T, PyObject *args)
     if (!PyArg_ParseTuple(args, "Oiiii", &o, &depth, &lo, &hi, &move))
         return NULL;
     bb_t key;
-    if (to_bb(o, &key) < 0)
+    if (table_key_arg(T, o, &key) < 0)
         return NULL;
-    if (T->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the table is in use by a running search");
-        return NULL;
-    }
-    if (!T->wide && (uint64_t)(key >> 64)) {
-        PyErr_SetString(PyExc_ValueError, "a key of more than 64 bits for a narrow table");
-        return NULL;
-    }
     if (move > 127 || move < -1 || ((lo > 100 || lo < -100) && lo != INF && lo != -INF) ||
         ((hi > 100 || hi < -100) && hi != INF && hi != -INF)) {
         PyErr_SetString(PyExc_ValueError, "a table holds moves below 128 and values within "
