@@ -28,7 +28,7 @@ the Python headers (Debian: apt-get install gcc python3-dev) and reinstall.
 REQUIRED = os.environ.get("BOXFISH_REQUIRE_CORE", "") not in ("", "0")
 
 # The core's units (engine/dots/search/core/) compile as one translation unit, module.c, which
-# includes the others: inlining across them keeps the search as fast as one file was.
+# includes the others (why: module.c).
 CORE = "engine/dots/search/core"
 
 
