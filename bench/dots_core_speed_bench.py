@@ -8,7 +8,9 @@ on both cores alternately, ``--reps`` times each, with fresh caches every time. 
 report the same nodes, value, bound and best move (the run fails otherwise). Prints, per
 search, each core's best time and nodes/s, and the ratio (this tree / baseline). Times are
 the CPU time of the searching thread (one thread: the caller's), which a busy host disturbs
-less than the wall time.
+less than the wall time. On a busy host one search's ratio still varies by several percent
+from run to run, the 3x4 solve's by up to 10% (each core's memory layout is its process's):
+compare the totals of a few runs.
 
     python bench/dots_core_speed_bench.py                       # against main
     python bench/dots_core_speed_bench.py --baseline e2abb80 --reps 7
