@@ -8,6 +8,7 @@ variable ``BOXFISH_REQUIRE_CORE=1`` (the container image's build sets it) a core
 compile fails the install instead.
 """
 
+import glob
 import os
 import sys
 
@@ -25,6 +26,10 @@ the Python headers (Debian: apt-get install gcc python3-dev) and reinstall.
 
 
 REQUIRED = os.environ.get("BOXFISH_REQUIRE_CORE", "") not in ("", "0")
+
+# The core's units (engine/dots/search/core/) compile as one translation unit, module.c, which
+# includes the others (why: module.c).
+CORE = "engine/dots/search/core"
 
 
 class OptionalBuildExt(build_ext):
@@ -55,7 +60,8 @@ setup(
     ext_modules=[
         Extension(
             "boxfish.engine.dots.search._core",
-            sources=["engine/dots/search/_core.c"],
+            sources=[f"{CORE}/module.c"],
+            depends=sorted(glob.glob(f"{CORE}/*.[ch]")),
             extra_compile_args=["-O3", "-std=gnu11", "-pthread"],
             extra_link_args=["-pthread"],
             optional=not REQUIRED,

@@ -71,32 +71,42 @@ W = H = 5
 
 # ---------------------------------------------------------------------------- the baseline
 
-def load_baseline(rev: str, tmp: Path):
-    """The ``search`` module of the engine at git revision ``rev``, imported as the package
-    ``baseline_engine`` from ``tmp`` with its compiled core built in place."""
-    pkg = tmp / "baseline_engine"
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "engine"],
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
-    (tmp / "engine").rename(pkg)
+def load_baseline(rev: str | None, tmp: Path, name: str = "baseline_engine"):
+    """The ``search`` driver module of the engine at git revision ``rev`` (None: this working
+    tree's), imported as the package ``name`` from ``tmp`` with its compiled core built in
+    place by gcc, with the flags setup.py's build uses on this interpreter. Every layout the
+    core has had builds: ``engine/dots/_core.c``, ``engine/dots/search/_core.c``, and the units
+    of ``engine/dots/search/core/`` (one translation unit, ``module.c``)."""
+    pkg = tmp / name
+    if rev is None:
+        shutil.copytree(ROOT / "engine", pkg,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    else:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "engine"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+        (tmp / "engine").rename(pkg)
     gcc = shutil.which("gcc")
     if gcc is None:
         raise SystemExit("--baseline needs gcc to build the baseline's compiled core")
-    # the flags of setup.py's extension, for this interpreter
     # the search is a package (dots/search/) since the house was given its layers
     search = "dots.search" if (pkg / "dots" / "search").is_dir() else "dots"
     core_dir = pkg.joinpath(*search.split("."))
+    source = core_dir / "core" / "module.c"
+    if not source.exists():
+        source = core_dir / "_core.c"
     out = core_dir / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
-    cmd = [gcc, "-O3", "-std=gnu11", "-shared", "-fPIC",
-           f"-I{sysconfig.get_paths()['include']}", str(core_dir / "_core.c"), "-o",
-           str(out)]
+    cflags = sysconfig.get_config_var("CFLAGS") or ""
+    cmd = [gcc, *cflags.split(), "-fPIC", f"-I{sysconfig.get_paths()['include']}",
+           "-O3", "-std=gnu11", "-pthread", "-shared", str(source), "-o", str(out)]
     subprocess.run(cmd, check=True)
-    sys.path.insert(0, str(tmp))
+    if str(tmp) not in sys.path:
+        sys.path.insert(0, str(tmp))
     driver = "dots.search.driver" if search == "dots.search" else "dots.search"
-    mod = importlib.import_module(f"baseline_engine.{driver}")
-    compiled = importlib.import_module(f"baseline_engine.{search}.compiled")
+    mod = importlib.import_module(f"{name}.{driver}")
+    compiled = importlib.import_module(f"{name}.{search}.compiled")
     if not compiled.available():
-        raise SystemExit(f"the baseline's compiled core did not import ({out})")
+        raise SystemExit(f"the compiled core of {rev or 'this tree'} did not import ({out})")
     return mod
 
 

@@ -10,8 +10,8 @@ fi
 extras=${1:-}
 spec="."
 [ -n "$extras" ] && spec=".[$extras]"
-# reinstalled (and the compiled core rebuilt) when the project's metadata or the C source change
-stamp=".venv/.boxfish-installed-$(cat pyproject.toml setup.py engine/dots/search/_core.c | sha1sum | cut -c1-12)-${extras:-base}"
+# reinstalled (and the compiled core rebuilt) when the project's metadata or a C unit change
+stamp=".venv/.boxfish-installed-$(cat pyproject.toml setup.py engine/dots/search/core/*.[ch] | sha1sum | cut -c1-12)-${extras:-base}"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e "$spec"

@@ -181,10 +181,10 @@ def test_data_survive_a_restart(served, capsys):
 
 
 def test_a_core_that_does_not_compile_fails_the_build(tmp_path):
-    """The runtime must never ship the pure-Python search: a broken _core.c is a failed
-    build, not a warning."""
+    """The runtime must never ship the pure-Python search: a broken core is a failed build,
+    not a warning."""
     def break_core(ctx: Path) -> None:
-        core = ctx / "engine" / "dots" / "search" / "_core.c"
+        core = ctx / "engine" / "dots" / "search" / "core" / "module.c"
         core.write_text("#error this core does not compile\n" + core.read_text())
 
     try:

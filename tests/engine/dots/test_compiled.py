@@ -215,10 +215,9 @@ def test_the_cli_says_which_core_ran():
 
 def test_a_failed_build_warns_and_leaves_the_python_search(tmp_path):
     """``setup.py``'s build_ext: a compiler that fails is a warning, not a failed install."""
-    (tmp_path / "engine" / "dots" / "search").mkdir(parents=True)
+    core = Path("engine") / "dots" / "search" / "core"
     shutil.copy(ROOT / "setup.py", tmp_path)
-    shutil.copy(ROOT / "engine" / "dots" / "search" / "_core.c",
-                tmp_path / "engine" / "dots" / "search")
+    shutil.copytree(ROOT / core, tmp_path / core)
     env = {**os.environ, "CC": "false"}
     r = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

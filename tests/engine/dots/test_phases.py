@@ -1,12 +1,12 @@
-"""The search node's phases: the same names in the same order in both cores (issue 23).
+"""The search node's phases: one list, the same names in the same order in both cores.
 
-The list is :data:`engine.dots.search.phases.PHASES`. The compiled core's ``search()``
-(``engine/dots/search/_core.c``) is a driver that calls its phase functions ``node_*`` in
-order; the Python node's ``search`` (the closure :func:`engine.dots.search.node.build_node`
-makes) calls closures of the same names in the same order, each made by a function of that
-name with a leading underscore. These tests read both sources, so that a phase added,
-removed, renamed or moved in one core and not in the other fails here; and so do the phase
-lists that say what each phase promises (the C comment block, the docstring of ``phases``).
+The list is :data:`engine.dots.search.phases.PHASES`, whose docstring says what each phase
+promises. The compiled core exports the names its ``search()`` runs (``_core.PHASES``), and
+that driver (``engine/dots/search/core/node.c``) calls functions of those names in that order;
+the Python node's ``search`` (made by :func:`engine.dots.search.node.build_node`) calls
+closures of the same names in the same order, each made by a function of that name with a
+leading underscore. A phase added, removed, renamed or moved in one core and not in the
+other fails here.
 """
 
 from __future__ import annotations
@@ -15,19 +15,20 @@ import ast
 import re
 from pathlib import Path
 
+from boxfish.engine.dots.search import compiled, phases
 from boxfish.engine.dots.search.phases import PHASES
 
 ROOT = Path(__file__).resolve().parents[3]
-C_SOURCE = ROOT / "engine" / "dots" / "search" / "_core.c"
+C_SOURCE = ROOT / "engine" / "dots" / "search" / "core" / "node.c"
 PY_SOURCE = ROOT / "engine" / "dots" / "search" / "node.py"
 
 PHASE_NAME = re.compile(r"\bnode_[a-z]+\b")
 
 
-def c_search_body(src: str) -> str:
-    """The body of the definition of ``search()`` (not its prototype)."""
-    m = re.search(r"^static int search\([^;{]*\)\s*\{", src, re.M)
-    assert m, "no definition of search() in _core.c"
+def c_function_body(src: str, name: str) -> str:
+    """The body of the definition of the C function ``name`` (not its prototype)."""
+    m = re.search(rf"^static int {name}\([^;{{]*\)\s*\{{", src, re.M)
+    assert m, f"no definition of {name}() in {C_SOURCE.name}"
     depth, i = 1, m.end()
     while depth:
         depth += {"{": 1, "}": -1}.get(src[i], 0)
@@ -36,16 +37,11 @@ def c_search_body(src: str) -> str:
 
 
 def c_phase_calls() -> list[str]:
-    return re.findall(r"\b(node_[a-z]+)\(", c_search_body(C_SOURCE.read_text()))
+    return re.findall(r"\b(node_[a-z]+)\(", c_function_body(C_SOURCE.read_text(), "search"))
 
 
 def c_phase_definitions() -> list[str]:
     return re.findall(r"^NODE_PHASE \w+ (node_[a-z]+)\(", C_SOURCE.read_text(), re.M)
-
-
-def c_phase_list() -> list[str]:
-    """The phases listed by the comment block above the phases (`` *   node_x  ...``)."""
-    return re.findall(r"^ \*   (node_[a-z]+)  ", C_SOURCE.read_text(), re.M)
 
 
 def py_build_node() -> ast.FunctionDef:
@@ -76,11 +72,11 @@ def py_phase_definitions() -> list[str]:
     return out
 
 
-def py_phase_list() -> list[str]:
-    """The phases the docstring of :mod:`phases` describes (a line ````node_x```` each)."""
-    from boxfish.engine.dots.search import phases
+def test_the_compiled_core_runs_the_phases_of_the_one_list():
+    assert compiled.available(), compiled.UNAVAILABLE_REASON
+    from boxfish.engine.dots.search import _core
 
-    return re.findall(r"^``(node_[a-z]+)``$", phases.__doc__, re.M)
+    assert _core.PHASES == PHASES
 
 
 def test_both_drivers_call_the_same_phases_in_the_same_order():
@@ -91,8 +87,13 @@ def test_the_phases_are_defined_in_their_order_in_both_cores():
     assert c_phase_definitions() == py_phase_definitions() == list(PHASES)
 
 
-def test_both_comment_blocks_list_the_phases_in_their_order():
-    assert c_phase_list() == py_phase_list() == list(PHASES)
+def test_the_one_description_covers_every_phase_in_order():
+    """The docstring of :mod:`phases` describes each phase once (a line ````node_x```` each),
+    and no other source lists them."""
+    assert re.findall(r"^``(node_[a-z]+)``$", phases.__doc__, re.M) == list(PHASES)
+    listed = re.compile(r"^\s*(?:#|\*)\s+node_[a-z]+\s{2,}", re.M)
+    for source in (C_SOURCE, PY_SOURCE):
+        assert not listed.search(source.read_text()), f"{source.name} lists the phases again"
 
 
 def test_the_c_phases_are_forced_inline():
