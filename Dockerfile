@@ -36,7 +36,7 @@ RUN set -e; \
     python3 -m venv --without-pip /opt/boxfish; \
     PIP_NO_CACHE_DIR=1 /opt/pip/bin/pip --python /opt/boxfish/bin/python3 install \
         --no-index --find-links /wheels boxfish; \
-    /opt/boxfish/bin/python3 -c "from boxfish.engine.dots import compiled; import sys; \
+    /opt/boxfish/bin/python3 -c "from boxfish.engine.dots.search import compiled; import sys; \
 sys.exit(None if compiled.available() else 'no compiled core: ' + compiled.UNAVAILABLE_REASON)"
 
 FROM ${BASE_IMAGE}

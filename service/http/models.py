@@ -93,7 +93,7 @@ class AppendMove(Strict):
     serial: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
 
 
-#: The events a game's webhook may subscribe to (``service.webhook_store.GAME_EVENTS``).
+#: The events a game's webhook may subscribe to (``service.application.webhooks.GAME_EVENTS``).
 GameEvent = Literal["move.appended", "game.finished"]
 
 

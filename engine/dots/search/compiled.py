@@ -1,6 +1,6 @@
 """The compiled core of the Dots-and-Boxes search: availability, its tables, the core choice.
 
-``_core`` (built from ``_core.c`` by ``pip install``) runs the Python node
+``_core`` (built from the C units of ``core/`` by ``pip install``) runs the Python node
 (:class:`node.Searcher`'s) node for node: the same phases, move ordering, captures, keys,
 table semantics, chain DP and evaluation, so both report the same value, bound, best move and
 node count as long as neither transposition table has had to replace an entry

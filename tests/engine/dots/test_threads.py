@@ -2,7 +2,7 @@
 reference solver's, limits hold for the threads together, and ``threads`` reaches the search
 from ``analyse``, the CLI and the workers' settings.
 
-The threaded search is Lazy SMP on one shared, lockless table (see ``_core.c``, "Threads"):
+The threaded search is Lazy SMP on one shared, lockless table (see ``core/threads.c``):
 every assertion here is on what must hold whatever the threads' timing, never on a time."""
 
 from __future__ import annotations

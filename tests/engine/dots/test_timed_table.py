@@ -1,7 +1,7 @@
 """The compiled table grows as it fills (it doubles past an eighth full), except where the
 rehash would not end before the search's deadline (issue 38: the doubling of a 1 s search's
 table, rehashing into 128 MiB, made answers up to 0.3 s late). The core estimates a
-rehash at 8 ms per MiB of the new table (``GROW_SECONDS_PER_MIB`` in ``_core.c``)."""
+rehash at 8 ms per MiB of the new table (``GROW_SECONDS_PER_MIB`` in ``core/table.c``)."""
 
 from __future__ import annotations
 
