@@ -5,9 +5,9 @@ the cached object, and whoever wants to play on it calls ``state.copy()`` first.
 game at serial N starts from the newest cached state at or before N and replays only the
 events after it.
 
-Each state is kept with the head it was built to (:func:`service.recorder.next_head`: the
-identity of the log position, None if unknown): after a failover lost moves, the log may hold
-other moves at the same serials, and a state is good only while its head is the log's.
+Each state is kept with the head it was built to (:func:`service.store.recorder.next_head`:
+the identity of the log position): after a failover lost moves, the log may hold other moves
+at the same serials, and a state is good only while its head is the log's.
 :meth:`StateCache.entry` and :meth:`StateCache.nearest_entry` return it; :meth:`StateCache.drop`
 forgets a game's states (all, or those above a serial).
 
@@ -63,11 +63,11 @@ class StateCache:
     def max_entries(self) -> int:
         return self._entries.maxsize
 
-    def put(self, game_id: str, serial: int, state, head: str | None = None) -> None:
+    def put(self, game_id: str, serial: int, state, head: str) -> None:
         with self._lock:
             self._entries[(game_id, serial)] = (state, head)
 
-    def entry(self, game_id: str, serial: int) -> tuple[object, str | None] | None:
+    def entry(self, game_id: str, serial: int) -> tuple[object, str] | None:
         """``(state, head)`` at exactly ``serial``, or None."""
         with self._lock:
             found = self._entries.get((game_id, serial))

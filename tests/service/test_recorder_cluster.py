@@ -14,13 +14,9 @@ import pytest
 import redis
 
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
-from boxfish.service.store.recorder import (
-    GameMeta,
-    IdempotencyKeyReused,
-    NotReplicated,
-    SerialConflict,
-)
+from boxfish.service.store.recorder import IdempotencyKeyReused, NotReplicated, SerialConflict
 from boxfish.service.store.redis_recorder import RedisRecorder
 from tests.redis_cluster import RedisClusterProcesses
 from tests.service.conftest import assert_blocking_reads, commands_run

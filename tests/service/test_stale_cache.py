@@ -14,9 +14,9 @@ import pytest
 from boxfish import engine
 from boxfish.service.http.app import create_app
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import (
-    GameMeta,
     InMemoryRecorder,
     SerialConflict,
     StaleHead,
@@ -88,20 +88,6 @@ def test_an_append_to_another_history_is_refused(recorder):
     assert recorder.append(gid, 4, ev(4), "k", "fp", expected_head="x").replayed
 
 
-def test_a_game_without_a_head_is_not_refused_and_gets_one(settings, redis_client):
-    """A meta written before heads were kept: the head is unknown, appends are not refused;
-    the first append with an expected head starts the chain."""
-    rec = RedisRecorder(redis_client, KeySpace(settings.key_prefix))
-    gid = make_game(rec)
-    rec.append(gid, 1, ev(1))
-    redis_client.hdel(rec.keys.game_meta(gid), "head")
-    assert rec.get_meta(gid).head is None
-    rec.append(gid, 2, ev(2))  # no expected head: stays unknown
-    assert rec.get_meta(gid).head is None
-    rec.append(gid, 3, ev(3), expected_head="anything")
-    assert rec.get_meta(gid).head == next_head("anything", ev(3))
-
-
 # -- the API processes ---------------------------------------------------------------------------
 
 
@@ -116,11 +102,9 @@ def lose_last_move(redis_client, settings, gid: str) -> None:
     pipe.delete(log)
     for entry_id, fields in entries:
         pipe.xadd(log, fields, id=entry_id)
-    fields = {"serial": len(events),
-              "status": events[-1].status if events else "in_progress"}
-    if redis_client.hexists(meta_key, "head"):
-        fields["head"] = replay_head("", events)
-    pipe.hset(meta_key, mapping=fields)
+    pipe.hset(meta_key, mapping={"serial": len(events),
+                                 "status": events[-1].status if events else "in_progress",
+                                 "head": replay_head("", events)})
     pipe.execute()
 
 
@@ -252,21 +236,6 @@ def test_a_lost_move_not_yet_replaced(processes, new_game, settings, redis_clien
     assert resp.json["serial"] == 2
     moves = a.get(f"/v1/games/{gid}/moves").json["moves"]
     assert [m["move"] for m in moves] == [[1, 1, 1], [1, 3, 1]]
-
-
-def test_a_game_from_before_heads_keeps_working(processes, new_game, settings, redis_client):
-    a, b = processes
-    gid, auth, _ = new_game()
-    keys = KeySpace(settings.key_prefix)
-    assert a.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
-                  headers=auth).status_code == 201
-    redis_client.hdel(keys.game_meta(gid), "head")
-    for proc, m in ((b, [1, 2, 1]), (a, [1, 3, 1])):
-        assert proc.post(f"/v1/games/{gid}/moves", json={"move": m},
-                         headers=auth).status_code == 201
-    events = [MoveEvent.from_json(f[b"e"]) for _, f in redis_client.xrange(keys.game_log(gid))]
-    assert redis_client.hget(keys.game_meta(gid), "head").decode() == replay_head("", events)
-    assert a.get(f"/v1/games/{gid}").json == b.get(f"/v1/games/{gid}").json
 
 
 def test_state_cache_keeps_heads_and_drops_a_games_states():
