@@ -11,10 +11,6 @@ script may touch them together::
     <prefix>:{game:<id>}:idem:<sha256 hex of the Idempotency-Key>
                                 String "<body fingerprint> <serial>" with a TTL (the record
                                 expires: BOXFISH_IDEMPOTENCY_TTL_S, default 24 h)
-    <prefix>:{game:<id>}:idem   Hash: Idempotency-Key -> "<body fingerprint> <serial>": the
-                                records of earlier versions, which never expired; read as a
-                                fallback (a retry across an upgrade still replays), never
-                                written
     <prefix>:{game:<id>}:webhooks
                                 Hash: webhook id -> JSON (url, events, secret, created_at,
                                 active, disabled_reason, disabled_at): the game's webhook
@@ -84,10 +80,6 @@ class KeySpace:
 
     def game_meta(self, game_id: str) -> str:
         return self._game(game_id, GAME_META)
-
-    def game_idempotency(self, game_id: str) -> str:
-        """The hash of idempotency records written by earlier versions (read-only now)."""
-        return self._game(game_id, GAME_IDEMPOTENCY)
 
     def idempotency_record(self, game_id: str, idempotency_key: str) -> str:
         """The key of one idempotency record: the client's key is hashed, so any length or

@@ -54,8 +54,8 @@ from .recorder import (
 
 log = logging.getLogger(__name__)
 
-# KEYS: meta, log, idempotency record, idempotency hash of earlier versions, and optionally
-# the game's webhook registrations (service.store.webhook_registrations).
+# KEYS: meta, log, idempotency record, and optionally the game's webhook registrations
+# (service.store.webhook_registrations).
 # ARGV: as AppendArgs.argv() writes them, named at the top of the script.
 # Returns {'ok', new head, registration json, ...} (with the registrations' key: the game's
 #         webhook registrations, read in the same step, so that the move's listeners need no
@@ -65,8 +65,8 @@ log = logging.getLogger(__name__)
 # The meta's 'head' (recorder.next_head) names the log position: the script refuses an append
 # whose expected head is not the stored one ('stale'), and writes the new head with the serial.
 APPEND_LUA = """
-local meta_key, log_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local webhooks_key = KEYS[5]
+local meta_key, log_key, record_key = KEYS[1], KEYS[2], KEYS[3]
+local webhooks_key = KEYS[4]
 local serial = ARGV[1]
 local idempotency_key = ARGV[2]
 local fingerprint = ARGV[3]
@@ -83,11 +83,6 @@ if idempotency_key ~= '' then
   local rec = redis.call('GET', record_key)
   if rec then
     if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
-  else
-    rec = redis.call('HGET', old_records_key, idempotency_key)
-    if rec and rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
-  end
-  if rec then
     local s = string.match(rec, ' (%d+)$')
     local entry = redis.call('XRANGE', log_key, s .. '-0', s .. '-0')[1]
     if entry then return {'idem', rec, entry[2][2], entry[2][4]} end
@@ -144,22 +139,16 @@ def _flag(value: bool) -> str:
     return "1" if value else ""
 
 
-# KEYS: meta, idempotency record, idempotency hash of earlier versions.
-# ARGV: the idempotency key, and '1' to rewrite a record found (as AppendArgs.rewrite_record).
+# KEYS: meta, idempotency record.
+# ARGV: '1' to rewrite a record found (as AppendArgs.rewrite_record).
 # Returns {'nogame'} | {'none'} | {'rec', "<fingerprint> <serial>"}.
 LOOKUP_LUA = """
-local meta_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3]
-local idempotency_key = ARGV[1]
-local rewrite_record = ARGV[2] == '1'
+local meta_key, record_key = KEYS[1], KEYS[2]
+local rewrite_record = ARGV[1] == '1'
 
 local rec = redis.call('GET', record_key)
 if rec then
   if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
-  return {'rec', rec}
-end
-rec = redis.call('HGET', old_records_key, idempotency_key)
-if rec then
-  if rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
   return {'rec', rec}
 end
 if redis.call('EXISTS', meta_key) == 0 then return {'nogame'} end
@@ -361,7 +350,7 @@ class RedisRecorder(Recorder):
             raise ValueError("empty idempotency key or a fingerprint with spaces")
         keys = [self.keys.game_meta(game_id), self.keys.game_log(game_id),
                 self.keys.idempotency_record(game_id, idempotency_key or ""),
-                self.keys.game_idempotency(game_id), self.keys.game_webhooks(game_id)]
+                self.keys.game_webhooks(game_id)]
         args = AppendArgs(serial=expected_serial, idempotency_key=idempotency_key,
                           fingerprint=fingerprint, event_json=event.to_json(),
                           status=event.status, record_ttl_ms=self._ttl_ms,
@@ -375,14 +364,14 @@ class RedisRecorder(Recorder):
             # exist: the script again without them. Nothing ran before (TRYAGAIN comes before
             # the script); a script that did run and lost its answer meets its own serial or
             # idempotency record, as any retry does.
-            keys = keys[:4]
+            keys = keys[:3]
             res, acked = self._run(self._append, keys, args.argv())
         tag = _s(res[0])
         if tag == "ok":
             self._check_replicated(event.serial, acked)
             return Appended(replace(event, head=_s(res[1])),
                             webhooks=tuple(json.loads(v) for v in res[2:])
-                            if len(keys) == 5 else None)
+                            if len(keys) == 4 else None)
         if tag == "nogame":
             raise GameNotFound(game_id)
         if tag == "conflict":
@@ -404,9 +393,8 @@ class RedisRecorder(Recorder):
         return _event(entries[0][1])
 
     def lookup_idempotency(self, game_id, key):
-        keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key),
-                self.keys.game_idempotency(game_id)]
-        res, acked = self._run(self._lookup, keys, [key, _flag(bool(self.min_replicas))])
+        keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key)]
+        res, acked = self._run(self._lookup, keys, [_flag(bool(self.min_replicas))])
         tag = _s(res[0])
         if tag == "nogame":
             raise GameNotFound(game_id)
