@@ -1,7 +1,7 @@
 """An in-process LRU of rebuilt game states, keyed by (game id, serial).
 
-Cached states are shared and must be treated as immutable: :meth:`StateCache.get` hands out
-the cached object, and whoever wants to play on it calls ``state.copy()`` first. Rebuilding a
+Cached states are shared and must be treated as immutable: :meth:`StateCache.entry` hands
+out the cached object, and whoever wants to play on it calls ``state.copy()`` first. Rebuilding a
 game at serial N starts from the newest cached state at or before N and replays only the
 events after it.
 
@@ -13,7 +13,8 @@ forgets a game's states (all, or those above a serial).
 
 The entries are a ``cachetools.LRUCache`` (:class:`SerialIndexedLRU`) that also keeps, per
 game, the set of its cached serials, updated on every insertion and every removal (eviction
-included), so :meth:`StateCache.nearest` and :meth:`StateCache.latest` need not scan the cache.
+included), so :meth:`StateCache.nearest_entry` and :meth:`StateCache.latest` need not scan the
+cache.
 """
 
 from __future__ import annotations
@@ -45,10 +46,6 @@ class SerialIndexedLRU(LRUCache):
         if not serials:
             del self.serials[game_id]
 
-    def clear(self) -> None:
-        super().clear()
-        self.serials.clear()
-
 
 class StateCache:
     """The states, with hit and miss counters; safe to share between threads."""
@@ -77,11 +74,6 @@ class StateCache:
             self.hits += 1
             return found
 
-    def get(self, game_id: str, serial: int):
-        """The state at exactly ``serial``, or None."""
-        found = self.entry(game_id, serial)
-        return None if found is None else found[0]
-
     def nearest_entry(self, game_id: str, serial: int):
         """``(serial', state, head)`` with the greatest cached serial' <= ``serial``, or None."""
         with self._lock:
@@ -96,11 +88,6 @@ class StateCache:
                 self.misses += 1
             state, head = self._entries[(game_id, best)]  # a read marks it recently used
             return best, state, head
-
-    def nearest(self, game_id: str, serial: int):
-        """``(serial', state)`` with the greatest cached serial' <= ``serial``, or None."""
-        found = self.nearest_entry(game_id, serial)
-        return None if found is None else found[:2]
 
     def drop(self, game_id: str, above: int | None = None) -> None:
         """Forget the states of ``game_id``: all of them, or those with a serial > ``above``."""

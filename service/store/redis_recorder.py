@@ -32,21 +32,19 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from ..errors import (
-    GameIdTaken,
-    GameNotFound,
-    IdempotencyKeyReused,
-    NotReplicated,
-    SerialConflict,
-    StaleHead,
-)
+from ..errors import GameIdTaken
 from .events import MoveEvent
 from .game_meta import EngineSeat, GameMeta
 from .keys import KeySpace
 from .recorder import (
     DEFAULT_RECENT_KEPT,
     Appended,
+    GameNotFound,
+    IdempotencyKeyReused,
+    NotReplicated,
     Recorder,
+    SerialConflict,
+    StaleHead,
     _check_event,
     _check_recent_kept,
     _check_ttl,

@@ -245,12 +245,12 @@ def test_state_cache_keeps_heads_and_drops_a_games_states():
     for s in (0, 1, 2, 3):
         cache.put("g", s, f"s{s}", f"h{s}")
     cache.put("other", 5, "o5", "x")
-    assert cache.entry("g", 2) == ("s2", "h2") and cache.get("g", 2) == "s2"
-    assert cache.nearest_entry("g", 9) == (3, "s3", "h3") and cache.nearest("g", 9) == (3, "s3")
+    assert cache.entry("g", 2) == ("s2", "h2")
+    assert cache.nearest_entry("g", 9) == (3, "s3", "h3")
     cache.drop("g", above=1)
     assert cache.latest("g") == 1 and cache.entry("g", 2) is None
     cache.drop("g")
-    assert cache.latest("g") is None and cache.nearest("g", 9) is None
+    assert cache.latest("g") is None and cache.nearest_entry("g", 9) is None
     assert cache.entry("other", 5) == ("o5", "x") and len(cache) == 1
 
 
