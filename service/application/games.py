@@ -291,7 +291,7 @@ class GameService:
             raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
         if refuse_seat is not None and not base.is_terminal() and base.to_move == refuse_seat:
             # Refused only if this is the log's current state, as an illegal move is.
-            current = self._if_judged_on_another_state(meta, expected, head)
+            current = self._moved_on(meta, expected, head)
             if current is None:
                 raise SeatTaken(expected - 1, refuse_seat)
             if serial is not None:
@@ -302,7 +302,7 @@ class GameService:
         try:
             played = state.play(move)
         except IllegalMove:
-            current = self._if_judged_on_another_state(meta, expected, head)
+            current = self._moved_on(meta, expected, head)
             if current is None or (serial is not None and current.serial != expected - 1):
                 raise  # (a wrong serial is answered by _append as the conflict it also is)
             self._catch_up(meta, current)
@@ -317,12 +317,11 @@ class GameService:
         latest = self.cache.latest(game_id)
         return (latest if latest is not None else self.meta(game_id).serial) + 1
 
-    def _if_judged_on_another_state(self, meta: GameMeta, expected: int,
-                                    head: str) -> GameMeta | None:
-        """None if the log is still at ``expected - 1`` with ``head``: a move judged against
-        that state is judged against the log's current one. Else the game's metadata now
-        (the game has moved on, another API process appended, or this state has a history
-        the log lost in a failover)."""
+    def _moved_on(self, meta: GameMeta, expected: int, head: str) -> GameMeta | None:
+        """The game's metadata now if its log is not at ``expected - 1`` with ``head`` (the
+        state this process judged the move against): another API process appended, or this
+        state has a history the log lost in a failover. None if it is: the judgement
+        stands."""
         current = self.recorder.get_meta(meta.game_id)
         if current.serial == expected - 1 and current.head == head:
             return None
