@@ -32,8 +32,6 @@ Issue 13's sections (each prints a markdown table; ``--skip basic,store,workers`
   one replica (``--replicaof``), so that ACK=1 can succeed and ACK is the only difference;
   "cluster" is 3 masters + 3 replicas (tests/redis_cluster.py). Every store server runs like
   the cluster's nodes: ``appendonly no``, no snapshots (the replica is the copy).
-  ``--migration both`` runs each row with the webhook registrations' migration going on and
-  then ended (``boxfish migrate-webhooks`` first: no read of the old location per append).
 * workers: analyses/s through the API (POST /v1/analyses?wait=10, ``--analysis-clients``
   concurrent clients for ``--analysis-seconds``) with ``--workers-list`` (1,2,4) RQ worker
   processes, for trivial positions (a nearly finished 2x1 game) and ``--slow-ms`` (200 ms)
@@ -62,12 +60,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import psutil
-import redis
 
 from boxfish import engine
-from boxfish.service.config import Settings
 from boxfish.service.runtime.embedded_redis import free_port, redis_server_binary
-from boxfish.service.store.keys import KeySpace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -458,18 +453,9 @@ class StoreSetup:
             server.stop()
 
 
-def end_migration(env: dict[str, str]) -> None:
-    """``boxfish migrate-webhooks`` on the store and queue of ``env``: from then on the API
-    reads no webhook registrations from the queue's Redis (one round trip less per append)."""
-    subprocess.run([sys.executable, "-m", "boxfish.service.runtime.cli", "migrate-webhooks"],
-                   env={**os.environ, **env}, check=True, stdout=subprocess.DEVNULL)
-
-
 def section_store(args) -> None:
     stores = ["single", "cluster"] if args.store == "both" else [args.store]
-    # (ack, whether boxfish migrate-webhooks ended the registrations' migration first)
-    acks = [(int(x), m) for x in args.acks.split(",")
-            for m in {"off": [False], "on": [True], "both": [False, True]}[args.migration]]
+    acks = [int(x) for x in args.acks.split(",")]
     levels = [int(x) for x in args.clients.split(",")]
     print(f"\n### Appends: one Redis vs Redis Cluster, BOXFISH_MIN_REPLICAS_ACK {args.acks}\n",
           flush=True)
@@ -479,24 +465,20 @@ def section_store(args) -> None:
           f"best of {args.repeat} run(s) per row (range of appends/s in brackets; errors "
           f"summed over the runs); "
           f"load average before: {os.getloadavg()[0]:.2f}\n", flush=True)
-    print("| store | ACK | migration ended | clients | appends | appends/s | p50 ms | p99 ms "
+    print("| store | ACK | clients | appends | appends/s | p50 ms | p99 ms "
           "| errors | API CPU ms/append | Redis CPU ms/append | WAITs | load avg |", flush=True)
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
     base_dir = tempfile.mkdtemp(prefix="boxfish-bench-store-")
     try:
         for kind in stores:
             store = StoreSetup(kind, base_dir)
             queue = RedisServer(base_dir)
             try:
-                for ack, migrated in acks:
+                for ack in acks:
                     port = free_port()
                     env = {"REDIS_URL": store.url, "BOXFISH_QUEUE_REDIS_URL": queue.url,
                            "BOXFISH_REDIS_CLUSTER": "yes" if kind == "cluster" else "no",
                            "BOXFISH_MIN_REPLICAS_ACK": str(ack)}
-                    marker = KeySpace(Settings().key_prefix).webhook_migration_done()
-                    redis.Redis.from_url(queue.url).delete(marker)
-                    if migrated:
-                        end_migration(env)
                     proc = launch_serve(port, 0, args.threads, args.http_workers, env)
                     try:
                         base = f"http://127.0.0.1:{port}"
@@ -520,8 +502,7 @@ def section_store(args) -> None:
                             label = ("one Redis + 1 replica" if kind == "single"
                                      else "cluster 3+3")
                             err = (f"{r['errors']} ({r['statuses']})" if r["errors"] else "0")
-                            print(f"| {label} | {ack} | {'yes' if migrated else 'no'} "
-                                  f"| {level} | {r['appends']} "
+                            print(f"| {label} | {ack} | {level} | {r['appends']} "
                                   f"| {r['per_s']:.0f}{spread} | {r['p50_ms']:.2f} "
                                   f"| {r['p99_ms']:.2f} "
                                   f"| {err} | {r['server_cpu_ms']:.2f} "
@@ -788,9 +769,6 @@ def main() -> int:
     p.add_argument("--store", choices=("single", "cluster", "both"), default="both",
                    help="store section: the move store's Redis")
     p.add_argument("--acks", default="0,1", help="store section: BOXFISH_MIN_REPLICAS_ACK")
-    p.add_argument("--migration", choices=("off", "on", "both"), default="off",
-                   help="store section: run with the webhook registrations' migration "
-                        "going on (off), ended by boxfish migrate-webhooks (on), or both")
     p.add_argument("--clients", default="8,32", help="store section: concurrent clients")
     p.add_argument("--repeat", type=int, default=1,
                    help="store section: runs per row; the fastest is shown, with the range")

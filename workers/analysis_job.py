@@ -1,8 +1,8 @@
-"""The analysis job: run one :class:`~service.analysis_request.AnalysisRequest` with
-``engine.analyse``.
+"""The analysis job: run one :class:`~service.application.analysis_request.AnalysisRequest`
+with ``engine.analyse``.
 
 The job's argument is the request's JSON form, read back with ``AnalysisRequest.model_validate``
-(the API enqueues it, see :meth:`service.analysis_queue.AnalysisService.submit`). Progress
+(the API enqueues it, see :meth:`service.application.analyses.AnalysisService.submit`). Progress
 after each completed depth goes to ``job.meta["progress"]``. The job's ``alive_key`` (TTL
 ``alive_ttl_s``), which lets the API tell a dead worker from a slow one, is kept alive by the
 worker process that runs it, for the job's whole run including RQ's recording of its end

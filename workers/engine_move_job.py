@@ -1,15 +1,16 @@
 """The engine-move job: the engine plays its seat's move ``serial`` in a stored game (see
-:mod:`service.engine_seat_scheduling`, which enqueues it on the analysis queue).
+:mod:`service.application.engine_seats`, which enqueues it on the analysis queue).
 
 The job reads the game from the move store. If the game is no longer at ``serial - 1`` with
 the engine to move (someone moved, or a run of this job already did: a stale job), it does
 nothing. Otherwise it rebuilds the state, searches it for the seat's ``time_ms`` with this
 process's search cache, and appends the best move through the games service, as a client's
-append goes: at ``serial`` (a :class:`~service.recorder.SerialConflict` means the game moved
+append goes: at ``serial`` (a :class:`~service.errors.SerialConflict` means the game moved
 on: done, not an error), with the idempotency key ``engine:<serial>`` (a second run that gets
 there later is answered with the first run's move), and told to the listeners of
-:func:`service.wiring.game_listeners` (the event stream's readers see it in the log; webhooks;
-the engine seat's listener enqueues the engine's next move when it completed a box).
+:func:`service.application.wiring.game_listeners` (the event stream's readers see it in the
+log; webhooks; the engine seat's listener enqueues the engine's next move when it completed a
+box).
 
 What a worker process keeps for these jobs belongs to an :class:`EngineMovePlayer`, made on
 first use by :func:`process_player`: its connections (the move store's, a ``redis.Redis`` or a
@@ -31,7 +32,11 @@ from boxfish.service.application.engine_seats import (
     engine_to_move,
 )
 from boxfish.service.application.games import fingerprint
-from boxfish.service.application.wiring import game_service, redis_recorder
+from boxfish.service.application.wiring import (
+    game_service,
+    redis_recorder,
+    webhook_registrations,
+)
 from boxfish.service.config import Settings
 from boxfish.service.store import connections
 from boxfish.service.store.keys import KeySpace
@@ -53,8 +58,9 @@ class EngineMovePlayer:
         self.connections = conns
         self.runner = runner
         keys = KeySpace(settings.key_prefix)
-        self.games = game_service(settings, redis_recorder(conns.store, keys, settings),
-                                  conns.queue, keys)
+        recorder = redis_recorder(conns.store, keys, settings)
+        self.games = game_service(settings, recorder, conns.queue, keys,
+                                  webhook_registrations(recorder, conns.store, keys))
 
     def play(self, game_id: str, serial: int) -> dict:
         """Play the engine's move ``serial`` of the game, if it is still the engine's to play.

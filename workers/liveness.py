@@ -1,15 +1,15 @@
 """A job's liveness key: how the API tells a job whose worker died from a slow one.
 
 A job enqueued with the keyword arguments ``alive_key`` and ``alive_ttl_s`` (analysis and
-engine-move jobs, see :meth:`service.analysis_queue.AnalysisService.submit` and
-:meth:`service.engine_seat_scheduling.EngineSeats.ensure_job`) has that key set, with a TTL of
+engine-move jobs, see :meth:`service.application.analyses.AnalysisService.submit` and
+:meth:`service.application.engine_seats.EngineSeats.ensure_job`) has that key set, with a TTL of
 ``alive_ttl_s``, by the worker process that runs it, and refreshed from a thread of that
 process (:class:`Liveness`) for the whole of its run: from before RQ marks the job started until
 after RQ has recorded its end (finished, failed, or requeued for a retry). So while the process
 lives, the key exists whenever RQ shows the job started, however long the job runs and whatever
 it is doing (setting up, searching, storing its result, running its callbacks); once the process
 dies the key expires within ``alive_ttl_s`` and the API fails the job
-(:meth:`service.analysis_queue.AnalysisService.status`).
+(:meth:`service.application.analyses.AnalysisService.status`).
 
 The workers of :mod:`workers.worker` do this (:class:`KeepsJobsAlive`) in the process that runs
 the job: the worker itself (RQ's ``SimpleWorker``) or its forked work horse (RQ's ``Worker``).
@@ -65,7 +65,7 @@ def job_liveness(job) -> contextlib.AbstractContextManager:
     try:
         kwargs = job.kwargs or {}
         key, ttl_s = kwargs.get("alive_key"), float(kwargs.get("alive_ttl_s") or 5.0)
-    except Exception:  # noqa: BLE001 - RQ reports an unreadable job itself
+    except Exception:  # RQ reports an unreadable job itself
         return contextlib.nullcontext()
     if not key:
         return contextlib.nullcontext()

@@ -2,9 +2,9 @@
 
 :func:`deliver` makes one attempt of one message (an RQ job on the webhook queue, run by
 ``boxfish worker --webhooks``, whose RQ scheduler runs the retries): it checks the URL again
-(:func:`service.webhook_urls.check_url`: what a name resolves to can change), POSTs the signed
-body without following redirects, records the attempt in the deliveries log of the webhook or
-of the analysis's callbacks, and:
+(:func:`service.application.webhook_urls.check_url`: what a name resolves to can change),
+POSTs the signed body without following redirects, records the attempt in the deliveries log
+of the webhook or of the analysis's callbacks, and:
 
 * 2xx: ``delivered``;
 * 410: ``disabled``: the webhook is marked inactive and gets no more deliveries (a callback:
@@ -14,9 +14,9 @@ of the analysis's callbacks, and:
   capped); ``failed`` when it was the last of ``webhook_max_attempts``;
 * anything else (a 3xx, another 4xx, a URL refused): ``failed``, not retried.
 
-State between jobs (the settings, the HTTP client's connection pool, and the move store's
-recorder, where a game's webhook registrations live) belongs to a :class:`Deliverer`, one per
-worker process, made on first use by :func:`process_deliverer`.
+State between jobs (the settings, the HTTP client's connection pool, and the games' webhook
+registrations in the move store) belongs to a :class:`Deliverer`, one per worker process, made
+on first use by :func:`process_deliverer`.
 """
 
 from __future__ import annotations
@@ -34,11 +34,13 @@ import httpx
 from boxfish.service.application.analyses import error_text
 from boxfish.service.application.webhook_urls import UrlRefused, check_url
 from boxfish.service.application.webhooks import Webhooks, analysis_event, signed_headers
-from boxfish.service.application.wiring import redis_recorder
 from boxfish.service.config import Settings
 from boxfish.service.store import connections
 from boxfish.service.store.keys import KeySpace
-from boxfish.service.store.recorder import Recorder
+from boxfish.service.store.webhook_registrations import (
+    RedisWebhookRegistrations,
+    WebhookRegistrations,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,29 +73,29 @@ def parse_retry_after(value: str | None, now_s: float) -> float | None:
 
 class Deliverer:
     """Makes delivery attempts with ``settings`` (timeouts, attempts, backoff, whether private
-    addresses may be called) and one HTTP client (redirects are not followed). ``recorder``:
-    the move store, where the games' webhook registrations are (default: the Redis recorder
-    of ``settings``' store, made on first need; analysis callbacks need none)."""
+    addresses may be called) and one HTTP client (redirects are not followed).
+    ``registrations``: the games' webhook registrations (default: those on ``settings``' move
+    store, made on first need; analysis callbacks need none)."""
 
     def __init__(self, settings: Settings, rand=random.random,
-                 recorder: Recorder | None = None) -> None:
+                 registrations: WebhookRegistrations | None = None) -> None:
         self.settings = settings
         self.keys = KeySpace(settings.key_prefix)
         self.rand = rand
-        self._recorder = recorder
+        self._registrations = registrations
         self.client = httpx.Client(follow_redirects=False,
                                    timeout=httpx.Timeout(settings.webhook_timeout_s),
                                    headers={"user-agent": USER_AGENT})
 
-    def recorder(self) -> Recorder:
-        """The move store's recorder (made on first call; raises the store's errors and
-        ``ConfigurationError`` then, the job failing and its retry trying again)."""
-        if self._recorder is None:
+    def registrations(self) -> WebhookRegistrations:
+        """The games' webhook registrations (made on first call; raises the store's errors
+        and ``ConfigurationError`` then, the job failing and its retry trying again)."""
+        if self._registrations is None:
             settings = self.settings
             store = connections.store_connection(
                 settings, connections.store_is_cluster(settings))
-            self._recorder = redis_recorder(store, self.keys, settings)
-        return self._recorder
+            self._registrations = RedisWebhookRegistrations(store, self.keys)
+        return self._registrations
 
     def deliver(self, connection, target: dict, message_id: str, body: str,
                 attempt: int) -> str:
@@ -101,7 +103,8 @@ class Deliverer:
         the target is gone: nothing is sent or recorded)."""
         settings = self.settings
         webhooks = Webhooks.from_settings(connection, settings, self.keys,
-                                          self.recorder() if "webhook" in target else None)
+                                          self.registrations() if "webhook" in target
+                                          else None)
         destination = webhooks.destination(target)
         if destination is None:
             return "cancelled"
@@ -200,12 +203,10 @@ def _analysis_view(job, status: str, result=None, error: str | None = None) -> d
 
 
 def _announce(job, connection, view: dict) -> None:
-    meta = job.meta.get("callbacks")
-    if not meta:  # enqueued by a version without callbacks
-        return
     try:
-        Webhooks.from_job_meta(connection, meta).analysis_ended(job.id, analysis_event(view))
-    except Exception:  # noqa: BLE001 - RQ would count a raising callback as the job failing
+        Webhooks.from_job_meta(connection, job.meta["callbacks"]).analysis_ended(
+            job.id, analysis_event(view))
+    except Exception:  # RQ would count a raising callback as the job failing
         log.exception("analysis %s: its callbacks could not be enqueued", job.id)
 
 

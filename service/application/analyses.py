@@ -1,10 +1,11 @@
 """The analyses application service: turn an analysis request into an RQ job and report on it.
 
-A request is an :class:`~service.analysis_request.AnalysisRequest` (canonical: game, params,
-position, limits); its digest names the job key ``<prefix>:analysis:job:<queue>:<digest>``,
-which points at the RQ job for it. The job carries the request's JSON form. While that job
-is queued, started or finished (RQ keeps finished jobs for ``result_ttl_s``), an identical
-request joins it instead of enqueueing another; so finished results are cached by position.
+A request is an :class:`~service.application.analysis_request.AnalysisRequest` (canonical:
+game, params, position, limits); its digest names the job key
+``<prefix>:analysis:job:<queue>:<digest>``, which points at the RQ job for it. The job carries
+the request's JSON form. While that job is queued, started or finished (RQ keeps finished jobs
+for ``result_ttl_s``), an identical request joins it instead of enqueueing another; so
+finished results are cached by position.
 
 A started job whose worker died is detected by its liveness key, which the process running the
 job keeps alive from before RQ marks it started until after RQ has recorded its end (see
@@ -72,13 +73,19 @@ return 1
 """
 
 
+def job_timeout_s(time_ms: int, settings: Settings) -> int:
+    """The RQ job timeout of a search of ``time_ms`` (an analysis, or an engine's move): its
+    whole seconds and ``settings.job_timeout_margin_s``."""
+    return time_ms // 1000 + settings.job_timeout_margin_s
+
+
 def job_error_text(job: Job) -> str:
     """A one-line error for a failed job (the last line of the worker's traceback)."""
     exc = None
     try:
         res = job.latest_result()
         exc = res.exc_string if res is not None else None
-    except Exception:  # noqa: BLE001 - an unreadable result must not hide the failure
+    except Exception:  # an unreadable result must not hide the failure
         pass
     return error_text(exc or job.exc_info or "")
 
@@ -100,8 +107,8 @@ class AnalysisService:
     def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace,
                  callbacks_meta: dict | None = None) -> None:
         """``callbacks_meta``: what each job carries for its RQ callbacks, which announce its
-        end to the analysis's callbacks (:meth:`service.webhook_store.Webhooks.job_meta`); None:
-        no callbacks."""
+        end to the analysis's callbacks (:meth:`.webhooks.Webhooks.job_meta`); None: no
+        callbacks."""
         self.redis = connection
         self.callbacks_meta = callbacks_meta
         self.settings = settings
@@ -129,7 +136,7 @@ class AnalysisService:
         if queued >= self.settings.max_queue_length:
             raise QueueFull(queued)
         job_id = uuid.uuid4().hex
-        timeout_s = request.time_ms // 1000 + self.settings.job_timeout_margin_s
+        timeout_s = job_timeout_s(request.time_ms, self.settings)
         # The job key lives as long as the job can: in the queue, running, then its result.
         ttl = timeout_s + self.settings.result_ttl_s + 3600
         self.redis.set(job_key, job_id, ex=ttl)
@@ -170,7 +177,7 @@ class AnalysisService:
         own errors (``redis.RedisError``)."""
         try:
             status = _STATUS.get(job.get_status(refresh=True), "queued")
-        except Exception:  # noqa: BLE001 - the job hash expired under us
+        except Exception:  # the job hash expired under us
             return "failed"
         if status != "started":
             return status
@@ -180,12 +187,12 @@ class AnalysisService:
             self._fail_abandoned(job)
         except redis.RedisError:
             raise
-        except Exception:  # noqa: BLE001 - the job ended (or expired) meanwhile: read it again
+        except Exception:  # the job ended (or expired) meanwhile: read it again
             log.warning("analysis %s: checking or failing it as abandoned raised", job.id,
                         exc_info=True)
         try:
             return _STATUS.get(job.get_status(refresh=True), "failed")
-        except Exception:  # noqa: BLE001 - the job hash expired under us
+        except Exception:  # the job hash expired under us
             return "failed"
 
     def _abandoned(self, job: Job) -> bool:

@@ -2,9 +2,9 @@
 worker runs.
 
 :class:`AnalysisRequest` is defined here, on the service side, and imported by both the API
-(:mod:`service.views.analyses`, :mod:`service.analysis_queue`) and the worker
-(:mod:`workers.analysis_job`). This module imports only pydantic and the engine, so a worker loads
-it without Flask.
+(:mod:`service.http.views.analyses`, :mod:`service.application.analyses`) and the worker
+(:mod:`workers.analysis_job`). This module imports only pydantic and the engine, so a worker
+loads it without Flask.
 
 A request is canonical: a position is either ``moves`` (the game's moves from the start, as lists
 of ints) or ``lines`` with ``to_move`` and ``scores`` (never both, never a mix), so one position

@@ -1,5 +1,5 @@
 """The engine seat: Boxfish plays one side of a game (``"engine": {"seat", "time_ms"}`` at
-creation, kept in the game's metadata as an :class:`~service.recorder.EngineSeat`).
+creation, kept in the game's metadata as an :class:`~service.store.game_meta.EngineSeat`).
 
 Whenever the engine's side is to move, an engine-move job is on the analysis queue: the
 :class:`EngineSeatListener` enqueues it when the game is created with the engine to move first
@@ -32,9 +32,9 @@ from rq.job import Job
 
 from ..config import Settings
 from ..store.events import MoveEvent
+from ..store.game_meta import GameMeta
 from ..store.keys import KeySpace
-from ..store.recorder import GameMeta
-from .analyses import AnalysisService, job_error_text
+from .analyses import AnalysisService, job_error_text, job_timeout_s
 from .games import GameListener, GameService
 
 log = logging.getLogger(__name__)
@@ -91,11 +91,11 @@ class EngineSeats:
             if self.jobs.status(job) != "failed":
                 return job
             job.delete()  # its retries are spent: start again
-        timeout_s = seat.time_ms // 1000 + self.settings.job_timeout_margin_s
         return self.queue.enqueue(
             ENGINE_JOB_FUNCTION, meta.game_id, serial,
             alive_key=self.keys.analysis_alive(job_id),
-            alive_ttl_s=self.settings.job_liveness_s, job_id=job_id, job_timeout=timeout_s,
+            alive_ttl_s=self.settings.job_liveness_s, job_id=job_id,
+            job_timeout=job_timeout_s(seat.time_ms, self.settings),
             result_ttl=self.settings.result_ttl_s, failure_ttl=self.settings.failure_ttl_s,
             retry=Retry(max=ENGINE_RETRIES),
             description=f"engine move {serial} of game {meta.game_id}")

@@ -8,11 +8,11 @@ against the state at the current serial -> the recorder's atomic compare-and-app
 serial and head check guarantees that the state the move was checked against was still the
 current one.
 
-Every cached state carries the head of the log it was built to (``recorder.next_head``, a
-chain, so it names the whole history). A failover may lose the last moves of a game and let
-others be appended at their serials: a state whose head is not the log's is never used, to
-answer (:meth:`GameService.state_at` compares it with the meta's head) nor to judge a move
-(the append carries it and the recorder refuses it with :class:`StaleHead`); the game's cached
+Every cached state carries the head of the log it was built to (:func:`next_head`, a chain, so
+it names the whole history). A failover may lose the last moves of a game and let others be
+appended at their serials: a state whose head is not the log's is never used, to answer
+(:meth:`GameService.state_at` compares it with the meta's head) nor to judge a move (the
+append carries it and the recorder refuses it with :class:`StaleHead`); the game's cached
 states are then dropped and rebuilt from the log.
 """
 
@@ -41,7 +41,8 @@ from ..errors import (
     StaleHead,
 )
 from ..store.events import MoveEvent
-from ..store.recorder import Appended, EngineSeat, GameMeta, Recorder, next_head, replay_head
+from ..store.game_meta import EngineSeat, GameMeta
+from ..store.recorder import Appended, Recorder, next_head, replay_head
 from .state_cache import StateCache
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ def fingerprint(body: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-#: A head as the store keeps it (:func:`service.recorder.next_head`): 16 lowercase hex digits.
+#: A head as the store keeps it (:func:`next_head`): 16 lowercase hex digits.
 HEAD_RE = re.compile(r"[0-9a-f]{16}")
 
 
@@ -123,7 +124,7 @@ class GameListener:
                       webhooks: tuple[dict, ...] | None = None) -> None:
         """``event`` is in the log of ``meta``'s game (``meta``'s static fields only).
         ``webhooks``: the game's webhook registrations as the store read them in the step
-        that appended ``event`` (:attr:`service.recorder.Appended.webhooks`), or None when not
+        that appended ``event`` (:attr:`Appended.webhooks`), or None when not
         read (a replay): then a listener that needs them reads them itself."""
 
 
@@ -163,7 +164,7 @@ class GameService:
         for listener in self.listeners:
             try:
                 getattr(listener, what)(*args)
-            except Exception:  # noqa: BLE001 - the game or move is stored: answer it
+            except Exception:  # the game or move is stored: answer it
                 log.exception("game listener %r failed on %s", listener, what)
 
     def meta(self, game_id: str) -> GameMeta:
@@ -203,7 +204,7 @@ class GameService:
         game_id = meta.game_id
         hit = self.cache.entry(game_id, serial)
         if hit is not None:
-            if known_head is None or hit[1] is None or hit[1] == known_head:
+            if known_head is None or hit[1] == known_head:
                 return hit
             self.cache.drop(game_id)  # built to a history the log no longer has
         game = self.game_of(meta)
@@ -212,7 +213,7 @@ class GameService:
                                   else (0, game.new_state(), ""))
             events = self.recorder.read(game_id, after=start, upto=serial)
             state = engine.replay(game, ((e.serial, e.move) for e in events), state=state)
-            head = None if head is None else replay_head(head, events)
+            head = replay_head(head, events)
             if state.serial != serial:
                 self.cache.drop(game_id, above=state.serial)
                 self.cache.put(game_id, state.serial, state, head)
@@ -256,63 +257,10 @@ class GameService:
         try:
             move = game.parse_move(raw_move)
             for _ in range(APPEND_RETRIES):
-                if serial is not None:
-                    expected = serial
-                else:
-                    latest = self.cache.latest(game_id)
-                    expected = (latest if latest is not None else self.meta(game_id).serial) + 1
-                try:
-                    # meta is the static metadata: its serial and head are not the log's.
-                    base, head = self._entry_at(meta, expected - 1, None)
-                except SerialConflict as exc:  # the log is shorter than the client thinks
-                    raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
-                if (refuse_seat is not None and not base.is_terminal()
-                        and base.to_move == refuse_seat):
-                    # Refused only if this is the log's current state, as an illegal move is.
-                    current = self.recorder.get_meta(game_id)
-                    if current.serial == expected - 1 and current.head in (None, head):
-                        raise SeatTaken(current.serial, refuse_seat)
-                    if serial is not None:
-                        raise SerialConflict(current.serial)
-                    self.cache.drop(game_id, above=current.serial)
-                    self._entry_at(meta, current.serial, current.head)
-                    continue
-                state = base.copy()
-                try:
-                    played = state.play(move)
-                except IllegalMove:
-                    # Judged against this process's state: refused only if that is the log's
-                    # current one. Else the game has moved on (another API process appended)
-                    # or this state has a history the log lost in a failover: judge again.
-                    current = self.recorder.get_meta(game_id)
-                    same_serial = current.serial == expected - 1
-                    if same_serial and current.head in (None, head):
-                        raise
-                    if serial is not None and not same_serial:
-                        raise  # answered below as the serial conflict it also is
-                    self.cache.drop(game_id, above=current.serial)  # lost in a failover
-                    self._entry_at(meta, current.serial, current.head)
-                    continue
-                event = move_event(state, played, int(time.time() * 1000))
-                try:
-                    appended = self.recorder.append(game_id, expected, event, idempotency_key,
-                                                    body_fingerprint, expected_head=head)
-                except StaleHead:
-                    # The serial is right but this process's state is not the log's (a
-                    # failover lost moves, others took their serials): forget the game's
-                    # states, rebuild from the log and judge the move again.
-                    self.cache.drop(game_id)
-                    continue
-                except SerialConflict as exc:
-                    self.cache.drop(game_id, above=exc.current_serial)  # lost in a failover
-                    if serial is not None:
-                        raise
-                    # Another writer got there first: learn the current state and retry.
-                    self._entry_at(meta, exc.current_serial, None)
-                    continue
-                if not appended.replayed:
-                    self.cache.put(game_id, event.serial, state, next_head(head, event))
-                return appended
+                appended = self._try_append(meta, move, serial, idempotency_key,
+                                            body_fingerprint, refuse_seat)
+                if appended is not None:
+                    return appended
             raise SerialConflict(self.recorder.get_meta(game_id).serial)
         except (IllegalMove, SerialConflict, SeatTaken) as exc:
             # A retry of an append that succeeded meets the move already drawn, the serial
@@ -327,6 +275,93 @@ class GameService:
                     raise SerialConflict(current) from exc
             raise
 
+    def _try_append(self, meta: GameMeta, move, serial: int | None,
+                    idempotency_key: str | None, body_fingerprint: str,
+                    refuse_seat: int | None) -> Appended | None:
+        """One try of :meth:`_append`: judge the move against this process's state at the
+        expected serial - 1 and append it. None when that state turned out not to be the
+        log's current one (the cache now holds the log's: try again); the refusals are
+        raised."""
+        game_id = meta.game_id
+        expected = serial if serial is not None else self._next_serial(game_id)
+        try:
+            # meta is the static metadata: its serial and head are not the log's.
+            base, head = self._entry_at(meta, expected - 1, None)
+        except SerialConflict as exc:  # the log is shorter than the client thinks
+            raise SerialConflict(self.recorder.get_meta(game_id).serial) from exc
+        if refuse_seat is not None and not base.is_terminal() and base.to_move == refuse_seat:
+            # Refused only if this is the log's current state, as an illegal move is.
+            current = self._moved_on(meta, expected, head)
+            if current is None:
+                raise SeatTaken(expected - 1, refuse_seat)
+            if serial is not None:
+                raise SerialConflict(current.serial)
+            self._catch_up(meta, current)
+            return None
+        state = base.copy()
+        try:
+            played = state.play(move)
+        except IllegalMove:
+            current = self._moved_on(meta, expected, head)
+            if current is None or (serial is not None and current.serial != expected - 1):
+                raise  # (a wrong serial is answered by _append as the conflict it also is)
+            self._catch_up(meta, current)
+            return None
+        event = move_event(state, played, int(time.time() * 1000))
+        return self._store(meta, expected, state, event, head, serial is not None,
+                           idempotency_key, body_fingerprint)
+
+    def _next_serial(self, game_id: str) -> int:
+        """The serial a move without one is appended at: after the newest this process has
+        seen."""
+        latest = self.cache.latest(game_id)
+        return (latest if latest is not None else self.meta(game_id).serial) + 1
+
+    def _moved_on(self, meta: GameMeta, expected: int, head: str) -> GameMeta | None:
+        """The game's metadata now if its log is not at ``expected - 1`` with ``head`` (the
+        state this process judged the move against): another API process appended, or this
+        state has a history the log lost in a failover. None if it is: the judgement
+        stands."""
+        current = self.recorder.get_meta(meta.game_id)
+        if current.serial == expected - 1 and current.head == head:
+            return None
+        return current
+
+    def _catch_up(self, meta: GameMeta, current: GameMeta) -> None:
+        """Drop the game's states beyond the log (lost in a failover) and build the current
+        one, to judge the move again."""
+        self.cache.drop(meta.game_id, above=current.serial)
+        self._entry_at(meta, current.serial, current.head)
+
+    def _store(self, meta: GameMeta, expected: int, state, event: MoveEvent, head: str,
+               serial_given: bool, idempotency_key: str | None,
+               body_fingerprint: str) -> Appended | None:
+        """The recorder's compare-and-append of ``event`` (``state`` after it) at
+        ``expected``, on the log position ``head``. None when the log is not there: another
+        writer got there first (a conflict, raised when the client gave the serial) or a
+        failover lost moves that this state has (a stale head); the cache is brought up to
+        date first."""
+        game_id = meta.game_id
+        try:
+            appended = self.recorder.append(game_id, expected, event, idempotency_key,
+                                            body_fingerprint, expected_head=head)
+        except StaleHead:
+            # The serial is right but this process's state is not the log's (a failover lost
+            # moves, others took their serials): forget the game's states, rebuild from the
+            # log and judge the move again.
+            self.cache.drop(game_id)
+            return None
+        except SerialConflict as exc:
+            self.cache.drop(game_id, above=exc.current_serial)  # lost in a failover
+            if serial_given:
+                raise
+            # Another writer got there first: learn the current state and retry.
+            self._entry_at(meta, exc.current_serial, None)
+            return None
+        if not appended.replayed:
+            self.cache.put(game_id, event.serial, state, next_head(head, event))
+        return appended
+
     def _replay_idempotent(self, game_id: str, key: str, body_fingerprint: str):
         rec = self.recorder.lookup_idempotency(game_id, key)
         if rec is None:
@@ -337,16 +372,15 @@ class GameService:
         event = self.recorder.read(game_id, after=done - 1, upto=done)[0]
         return Appended(event, replayed=True)
 
-    def head_at(self, meta: GameMeta, serial: int) -> str | None:
+    def head_at(self, meta: GameMeta, serial: int) -> str:
         """The log's head at ``serial`` (0 to ``meta.serial``; ``meta`` read from the store):
         ``meta.head`` at its own serial, ``""`` at 0, else the chain replayed from the log's
-        events 1 to ``serial`` (:func:`service.recorder.replay_head`; one read of at most
-        ``max_moves`` events). None when the game's head is unknown (a game stored before heads
-        were kept): then no position of it has a head. Raises :class:`SerialConflict` if the
-        log is shorter than ``serial`` (it changed since ``meta`` was read)."""
+        events 1 to ``serial`` (:func:`replay_head`; one read of at most ``max_moves``
+        events). Raises :class:`SerialConflict` if the log is shorter than ``serial`` (it
+        changed since ``meta`` was read)."""
         if serial == 0:
             return ""
-        if meta.head is None or serial == meta.serial:
+        if serial == meta.serial:
             return meta.head
         events = self.recorder.read(meta.game_id, after=0, upto=serial)
         if len(events) != serial:

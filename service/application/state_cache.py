@@ -1,19 +1,20 @@
 """An in-process LRU of rebuilt game states, keyed by (game id, serial).
 
-Cached states are shared and must be treated as immutable: :meth:`StateCache.get` hands out
-the cached object, and whoever wants to play on it calls ``state.copy()`` first. Rebuilding a
+Cached states are shared and must be treated as immutable: :meth:`StateCache.entry` hands
+out the cached object, and whoever wants to play on it calls ``state.copy()`` first. Rebuilding a
 game at serial N starts from the newest cached state at or before N and replays only the
 events after it.
 
-Each state is kept with the head it was built to (:func:`service.recorder.next_head`: the
-identity of the log position, None if unknown): after a failover lost moves, the log may hold
-other moves at the same serials, and a state is good only while its head is the log's.
+Each state is kept with the head it was built to (:func:`service.store.recorder.next_head`:
+the identity of the log position): after a failover lost moves, the log may hold other moves
+at the same serials, and a state is good only while its head is the log's.
 :meth:`StateCache.entry` and :meth:`StateCache.nearest_entry` return it; :meth:`StateCache.drop`
 forgets a game's states (all, or those above a serial).
 
 The entries are a ``cachetools.LRUCache`` (:class:`SerialIndexedLRU`) that also keeps, per
 game, the set of its cached serials, updated on every insertion and every removal (eviction
-included), so :meth:`StateCache.nearest` and :meth:`StateCache.latest` need not scan the cache.
+included), so :meth:`StateCache.nearest_entry` and :meth:`StateCache.latest` need not scan the
+cache.
 """
 
 from __future__ import annotations
@@ -45,10 +46,6 @@ class SerialIndexedLRU(LRUCache):
         if not serials:
             del self.serials[game_id]
 
-    def clear(self) -> None:
-        super().clear()
-        self.serials.clear()
-
 
 class StateCache:
     """The states, with hit and miss counters; safe to share between threads."""
@@ -63,11 +60,11 @@ class StateCache:
     def max_entries(self) -> int:
         return self._entries.maxsize
 
-    def put(self, game_id: str, serial: int, state, head: str | None = None) -> None:
+    def put(self, game_id: str, serial: int, state, head: str) -> None:
         with self._lock:
             self._entries[(game_id, serial)] = (state, head)
 
-    def entry(self, game_id: str, serial: int) -> tuple[object, str | None] | None:
+    def entry(self, game_id: str, serial: int) -> tuple[object, str] | None:
         """``(state, head)`` at exactly ``serial``, or None."""
         with self._lock:
             found = self._entries.get((game_id, serial))
@@ -76,11 +73,6 @@ class StateCache:
                 return None
             self.hits += 1
             return found
-
-    def get(self, game_id: str, serial: int):
-        """The state at exactly ``serial``, or None."""
-        found = self.entry(game_id, serial)
-        return None if found is None else found[0]
 
     def nearest_entry(self, game_id: str, serial: int):
         """``(serial', state, head)`` with the greatest cached serial' <= ``serial``, or None."""
@@ -96,11 +88,6 @@ class StateCache:
                 self.misses += 1
             state, head = self._entries[(game_id, best)]  # a read marks it recently used
             return best, state, head
-
-    def nearest(self, game_id: str, serial: int):
-        """``(serial', state)`` with the greatest cached serial' <= ``serial``, or None."""
-        found = self.nearest_entry(game_id, serial)
-        return None if found is None else found[:2]
 
     def drop(self, game_id: str, above: int | None = None) -> None:
         """Forget the states of ``game_id``: all of them, or those with a serial > ``above``."""

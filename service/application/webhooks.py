@@ -6,19 +6,15 @@ every attempt of one message: the receiver's idempotency key), ``webhook-timesta
 since the epoch, of the attempt) and ``webhook-signature`` (``v1,`` and the base64 HMAC-SHA256,
 keyed with the base64-decoded secret after ``whsec_``, of ``<id>.<timestamp>.<body>``).
 
-A game's registrations live with the game, in the move store (the recorder's webhook
-operations: under the game's hash tag, on its master, replicated with its log), so that they
-are lost only with the game. Earlier versions kept them in the job queue's Redis
-(``<prefix>:webhooks:<game id>``): the first read of a game's registrations migrates those
-(read the old hash, import into the store, delete the old fields; the import stores each id
-once, so a migration run twice, or concurrently, or late, changes nothing more and never brings
-back a deleted registration). The deliveries logs, the markers and the analysis callbacks stay
-in the job queue's Redis (``Services.queue_redis``), under the keys of :mod:`service.keys`:
-they belong to the deliveries, which are RQ jobs there, on their own queue
-(``BOXFISH_WEBHOOK_QUEUE_NAME``), run by :mod:`workers.webhook_delivery`; each message is enqueued
-once (RQ's unique enqueue of its first attempt's job, then a marker per message id: a replayed
-append, or a callback seen by both the API and the worker, enqueues nothing more; see
-:meth:`Webhooks.enqueue_once`).
+A game's registrations live with the game, in the move store
+(:mod:`service.store.webhook_registrations`: under the game's hash tag, on its master,
+replicated with its log), so that they are lost only with the game. The deliveries logs, the
+markers and the analysis callbacks are in the job queue's Redis (``Backend.queue_redis``),
+under the keys of :mod:`service.store.keys`: they belong to the deliveries, which are RQ jobs
+there, on their own queue (``BOXFISH_WEBHOOK_QUEUE_NAME``), run by
+:mod:`workers.webhook_delivery`; each message is enqueued once (RQ's unique enqueue of its
+first attempt's job, then a marker per message id: a replayed append, or a callback seen by
+both the API and the worker, enqueues nothing more; see :meth:`Webhooks.enqueue_once`).
 
 Message ids are deterministic: ``msg_<webhook id>_<serial>_<type>`` for a game's events,
 ``msg_<analysis id>_<n>`` for the n-th callback (from 0) of an analysis.
@@ -41,10 +37,11 @@ from rq import Queue
 from rq.exceptions import DuplicateJobError
 
 from ..config import Settings
-from ..errors import GameNotFound, WebhookLimit
+from ..errors import WebhookLimit
 from ..store.events import MoveEvent
+from ..store.game_meta import GameMeta
 from ..store.keys import KeySpace
-from ..store.recorder import GameMeta, Recorder
+from ..store.webhook_registrations import WebhookRegistrations
 from .games import GameListener
 
 #: The RQ job that delivers one attempt (see :func:`workers.webhook_delivery.deliver`).
@@ -62,8 +59,6 @@ SECRET_PREFIX = "whsec_"
 DELIVERIES_KEPT = 100
 #: Seconds an RQ delivery job may run beyond the attempt's own timeouts.
 JOB_MARGIN_S = 30
-#: Seconds between two looks for the end of the registrations' migration, until it is seen.
-MIGRATION_CHECK_S = 10.0
 
 
 def iso_time(ms: int | float) -> str:
@@ -142,34 +137,32 @@ def public_view(hook: dict) -> dict:
 
 
 class Webhooks:
-    """Registrations (in ``recorder``, the move store), deliveries logs, analysis callbacks,
-    and enqueueing deliveries (on the job queue's Redis ``connection``). ``retention_s`` is how
-    long the per-message and per-callback keys live (long enough for every retry of a message,
-    and every replay of an append). Without a ``recorder`` (an analysis job's callbacks in a
-    worker) the registration methods raise ``RuntimeError``."""
+    """Registrations (in ``registrations``, the move store), deliveries logs, analysis
+    callbacks, and enqueueing deliveries (on the job queue's Redis ``connection``).
+    ``retention_s`` is how long the per-message and per-callback keys live (long enough for
+    every retry of a message, and every replay of an append). Without ``registrations`` (an
+    analysis job's callbacks in a worker) the registration methods raise ``RuntimeError``."""
 
     def __init__(self, connection: redis.Redis, keys: KeySpace, *, queue_name: str,
                  timeout_s: float, max_per_game: int, retention_s: int,
-                 recorder: Recorder | None = None) -> None:
+                 registrations: WebhookRegistrations | None = None) -> None:
         self.redis = connection
         self.keys = keys
-        self.recorder = recorder
-        # the end of the migration from the queue's Redis, once seen (see migration_done)
-        self._migration_done = False
-        self._migration_next_check = 0.0
+        self.registrations = registrations
         self.queue = Queue(queue_name, connection=connection)
         self.timeout_s = timeout_s
         self.max_per_game = max_per_game
         self.retention_s = retention_s
 
     @classmethod
-    def from_settings(cls, connection: redis.Redis, settings: Settings,
-                      keys: KeySpace, recorder: Recorder | None = None) -> Webhooks:
+    def from_settings(cls, connection: redis.Redis, settings: Settings, keys: KeySpace,
+                      registrations: WebhookRegistrations | None = None) -> Webhooks:
         return cls(connection, keys, queue_name=settings.webhook_queue_name,
                    timeout_s=settings.webhook_timeout_s,
                    max_per_game=settings.webhook_max_per_game,
                    retention_s=max(settings.result_ttl_s, settings.failure_ttl_s,
-                                   settings.idempotency_ttl_s) + 3600, recorder=recorder)
+                                   settings.idempotency_ttl_s) + 3600,
+                   registrations=registrations)
 
     def job_meta(self) -> dict:
         """What an analysis job carries (``meta["callbacks"]``) for its RQ callbacks to build
@@ -185,82 +178,10 @@ class Webhooks:
 
     # -- registrations -------------------------------------------------------------------
 
-    def _store(self, game_id: str) -> Recorder:
-        """The recorder, once the game's registrations kept where earlier versions kept them
-        are migrated (:meth:`migrate`)."""
-        if self.recorder is None:
-            raise RuntimeError("webhook registrations need the move store (a recorder)")
-        self.migrate(game_id)
-        return self.recorder
-
-    def migrate(self, game_id: str) -> int:
-        """Move the game's registrations from the job queue's Redis (where versions before
-        issue 24 kept them) into the move store: read the old hash, import its registrations
-        (:meth:`Recorder.import_webhooks`: each id once, never over one stored), then delete
-        the fields read from the old hash. Idempotent and safe under concurrency: two
-        migrations import each id once between them, and one that runs late (after the
-        registration was deleted in the store) stores nothing. Returns how many were stored
-        now. One ``HGETALL`` on the queue's Redis when there is nothing to migrate. A game
-        the store does not have keeps its old hash (nothing to attach it to)."""
-        return self._migrate(game_id)[1]
-
-    def _migrate(self, game_id: str) -> tuple[bool, int]:
-        """:meth:`migrate`, and whether the old hash had any registration (migrated now, by
-        a concurrent migration, or kept for a game the store does not have). Nothing is read
-        once the migration is over (:meth:`migration_done`)."""
-        if self.migration_done():
-            return False, 0
-        return self._migrate_old(game_id)
-
-    def migration_done(self) -> bool:
-        """Whether ``boxfish migrate-webhooks`` (:meth:`migrate_all`) has ended the migration:
-        the marker is read from the queue's Redis at most every ``MIGRATION_CHECK_S`` seconds
-        until it is there, then known for the life of this object, which from then on reads
-        no old hash (one round trip less per announced move)."""
-        if self._migration_done:
-            return True
-        now = time.monotonic()
-        if now >= self._migration_next_check:
-            self._migration_next_check = now + MIGRATION_CHECK_S
-            self._migration_done = bool(self.redis.exists(self.keys.webhook_migration_done()))
-        return self._migration_done
-
-    def migrate_all(self) -> tuple[int, int, int]:
-        """End the migration: migrate the registrations of every game still kept where
-        versions before issue 24 kept them (``SCAN`` of the queue's Redis), then set the
-        marker that tells every process to stop looking there (:meth:`migration_done`).
-        Run it only once no process of such a version is left: one would write
-        registrations there that nothing reads any more. Returns (games migrated,
-        registrations stored, games the store does not have, whose old hashes are kept).
-        Safe to run again, and beside reads that migrate."""
-        prefix = self.keys.webhooks("")
-        games = stored = orphans = 0
-        for key in self.redis.scan_iter(match=self.keys.webhooks_pattern(), count=1000):
-            game_id = (key.decode() if isinstance(key, bytes) else key)[len(prefix):]
-            had, n = self._migrate_old(game_id)
-            if not had:
-                continue
-            if self.redis.exists(self.keys.webhooks(game_id)):
-                orphans += 1  # kept: no such game in the store
-            else:
-                games += 1
-                stored += n
-        self.redis.set(self.keys.webhook_migration_done(), iso_time(time.time() * 1000))
-        self._migration_done = True
-        return games, stored, orphans
-
-    def _migrate_old(self, game_id: str) -> tuple[bool, int]:
-        old_key = self.keys.webhooks(game_id)
-        old = self.redis.hgetall(old_key)
-        if not old:
-            return False, 0
-        hooks = [json.loads(v) for v in old.values()]
-        try:
-            stored = self.recorder.import_webhooks(game_id, hooks)
-        except GameNotFound:
-            return True, 0
-        self.redis.hdel(old_key, *old.keys())
-        return True, stored
+    def _registrations(self) -> WebhookRegistrations:
+        if self.registrations is None:
+            raise RuntimeError("webhook registrations need the move store")
+        return self.registrations
 
     def create(self, game_id: str, url: str, events: list[str]) -> dict:
         """Register a webhook of ``game_id``; returns it with its ``secret``. Raises
@@ -268,29 +189,29 @@ class Webhooks:
         hook = {"id": "wh_" + secrets.token_hex(8), "url": url, "events": list(events),
                 "active": True, "created_at": iso_time(time.time() * 1000),
                 "disabled_reason": None, "disabled_at": None, "secret": new_secret()}
-        if not self._store(game_id).add_webhook(game_id, hook, self.max_per_game):
+        if not self._registrations().add(game_id, hook, self.max_per_game):
             raise WebhookLimit(self.max_per_game)
         return hook
 
     def list(self, game_id: str) -> list[dict]:
         """The game's webhooks (with their secrets), oldest first."""
-        hooks = self._store(game_id).webhooks(game_id)
+        hooks = self._registrations().list(game_id)
         return sorted(hooks, key=lambda h: (h["created_at"], h["id"]))
 
     def get(self, game_id: str, webhook_id: str) -> dict | None:
-        return self._store(game_id).get_webhook(game_id, webhook_id)
+        return self._registrations().get(game_id, webhook_id)
 
     def delete(self, game_id: str, webhook_id: str) -> bool:
         """Remove a webhook and its deliveries log; False if there was none. Deliveries
         already queued for it end without an attempt."""
-        removed = self._store(game_id).delete_webhook(game_id, webhook_id)
+        removed = self._registrations().delete(game_id, webhook_id)
         if removed:
             self.redis.delete(self.keys.webhook_deliveries(webhook_id))
         return removed
 
     def disable(self, game_id: str, webhook_id: str, reason: str) -> None:
         """Mark a webhook inactive (no more deliveries to it), if it is still registered."""
-        self._store(game_id).update_webhook(game_id, webhook_id, {
+        self._registrations().update(game_id, webhook_id, {
             "active": False, "disabled_reason": reason,
             "disabled_at": iso_time(time.time() * 1000)})
 
@@ -371,10 +292,9 @@ class Webhooks:
         """Enqueue the deliveries a stored move makes to the game's active webhooks that
         subscribe to them; returns how many were enqueued now. ``registrations``: the game's
         registrations as the store read them in the step that appended the move
-        (:attr:`service.recorder.Appended.webhooks`), used instead of a read of the store's
-        unless the migration (:meth:`migrate`, checked all the same) finds registrations kept
-        where earlier versions kept them: then they are migrated and read from the store."""
-        if registrations is None or self._migrate(game_id)[0]:
+        (:attr:`service.store.recorder.Appended.webhooks`), used instead of a read of the
+        store's; None: read them."""
+        if registrations is None:
             hooks = self.list(game_id)
         else:
             hooks = sorted(registrations, key=lambda h: (h["created_at"], h["id"]))

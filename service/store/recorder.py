@@ -1,21 +1,21 @@
-"""The recorder: the storage interface of the move store, and its in-memory backend.
+"""The recorder: the event log's storage port, and its in-memory backend.
 
-A recorder keeps, per game, metadata and an append-only log of :class:`MoveEvent` with serials
-1, 2, 3, ... and no gap. :meth:`Recorder.append` is an atomic compare-and-append: it stores the
-event only if its serial is the current serial + 1, and records the idempotency key with it in
-the same step. Idempotency records may expire (``idempotency_ttl_s``): after that the key is a
-new key. A backend that replicates may be asked to acknowledge an append only once replicas
-have it; when they do not in time it raises :class:`NotReplicated` (the event is stored all
-the same). Every backend passes the shared contract suite in
-``tests/service/test_recorder_contract.py``.
+A recorder keeps, per game, metadata (:class:`~service.store.game_meta.GameMeta`) and an
+append-only log of :class:`MoveEvent` with serials 1, 2, 3, ... and no gap, each with the log's
+head after it (:func:`next_head`). :meth:`Recorder.append` is an atomic compare-and-append: it
+stores the event only if its serial is the current serial + 1 (and its expected head the
+current head), and records the idempotency key with it in the same step. Idempotency records
+may expire (``idempotency_ttl_s``): after that the key is a new key. A backend that replicates
+may be asked to acknowledge an append only once replicas have it; when they do not in time it
+raises :class:`NotReplicated` (the event is stored all the same). Every backend passes the
+shared contract suite in ``tests/service/test_recorder_contract.py``.
 
-A recorder also keeps each game's webhook registrations (JSON objects with a string ``id``),
-with the game: in Redis under the game's hash tag, on its master, replicated with its log.
+A game's webhook registrations are kept with it, behind a port of their own
+(:mod:`service.store.webhook_registrations`); a new append returns them, read in its step.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import math
 import threading
@@ -32,6 +32,8 @@ from ..errors import (  # noqa: F401 - re-exported: the recorder's contract rais
     StaleHead,
 )
 from .events import MoveEvent
+from .game_meta import GameMeta
+from .webhook_registrations import InMemoryWebhookRegistrations
 
 #: How many of the newest games a recorder's :meth:`Recorder.recent_games` index keeps by
 #: default (the service passes ``Settings.recent_games_kept``).
@@ -54,47 +56,15 @@ def replay_head(head: str, events) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class EngineSeat:
-    """The engine plays ``seat`` (0 moves first) of a game, searching ``time_ms`` per move."""
-
-    seat: int
-    time_ms: int
-
-    def to_dict(self) -> dict:
-        return {"seat": self.seat, "time_ms": self.time_ms}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> EngineSeat:
-        return cls(seat=int(data["seat"]), time_ms=int(data["time_ms"]))
-
-
-@dataclass(frozen=True, slots=True)
-class GameMeta:
-    game_id: str
-    game: str
-    params: dict
-    token_sha256: str
-    created_at: int  # ms since the epoch
-    serial: int = 0
-    status: str = "in_progress"
-    #: The identity of the log position ``serial`` (:func:`next_head`; ``""`` at serial 0).
-    #: None: unknown (a game stored before heads were kept, until its next append).
-    head: str | None = ""
-    #: The side the engine plays, set when the game is created and never changed; None: both
-    #: sides are played by clients (every game stored before engine seats existed).
-    engine: EngineSeat | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Appended:
     """The outcome of :meth:`Recorder.append`: the stored event and whether it is a replay of
     an earlier append with the same idempotency key and body (then nothing was appended)."""
 
     event: MoveEvent
     replayed: bool = False
-    #: The game's webhook registrations (as :meth:`Recorder.webhooks` returns them) read in
-    #: the same atomic step as a new append, so that the move's listeners need not read them
-    #: again; None when not read (a replay).
+    #: The game's webhook registrations (as ``WebhookRegistrations.list`` returns them) read
+    #: in the same atomic step as a new append, so that the move's listeners need not read
+    #: them again; None when not read (a replay).
     webhooks: tuple[dict, ...] | None = None
 
 
@@ -103,9 +73,9 @@ class Recorder(ABC):
 
     @abstractmethod
     def create_game(self, meta: GameMeta) -> None:
-        """Store a new game (serial 0) with its static fields (``engine`` included, in the
-        same step). Raises :class:`~service.errors.GameIdTaken` (a ``ValueError``) if the id
-        is taken."""
+        """Store a new game (serial 0, head ``""``) with its static fields (``engine``
+        included, in the same step). Raises :class:`~service.errors.GameIdTaken` (a
+        ``ValueError``) if the id is taken."""
 
     @abstractmethod
     def get_meta(self, game_id: str) -> GameMeta:
@@ -120,14 +90,12 @@ class Recorder(ABC):
         In one step: if ``idempotency_key`` was recorded before, return the event it appended
         (``replayed=True``) when ``fingerprint`` matches, else raise
         :class:`IdempotencyKeyReused`; if ``expected_serial`` is not current + 1 raise
-        :class:`SerialConflict`; if ``expected_head`` is given and the game's head is known
-        and differs from it, raise :class:`StaleHead`; else append, set the game's serial,
-        status and head (:func:`next_head` of the known head, or of ``expected_head`` when the
-        game's is unknown; unknown if both are) from the event, record the key, and return
-        the event with that head (``Appended.event.head``, None when unknown) and the game's
-        webhook registrations as they are at that step (``Appended.webhooks``). A replay's
-        event carries the head stored with it.
-        Raises :class:`GameNotFound`.
+        :class:`SerialConflict`; if ``expected_head`` is given and differs from the game's
+        head, raise :class:`StaleHead`; else append, set the game's serial, status and head
+        (:func:`next_head` of its head) from the event, record the key, and return the event
+        with that head (``Appended.event.head``) and the game's webhook registrations as they
+        are at that step (``Appended.webhooks``). A replay's event carries the head stored
+        with it. Raises :class:`GameNotFound`.
 
         A backend configured to wait for replicas raises :class:`NotReplicated` after storing
         the event (or finding its record on a retry) when they do not confirm it in time.
@@ -143,8 +111,7 @@ class Recorder(ABC):
     @abstractmethod
     def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[MoveEvent]:
         """Events with ``after < serial <= upto`` in order (``upto`` None: to the end), each
-        with the log's head after it (``MoveEvent.head``; None where the log has none: an
-        event appended before the game had a head). Raises :class:`GameNotFound`."""
+        with the log's head after it (``MoveEvent.head``). Raises :class:`GameNotFound`."""
 
     @abstractmethod
     def wait(self, game_id: str, after: int, timeout_s: float) -> list[MoveEvent]:
@@ -157,41 +124,6 @@ class Recorder(ABC):
         index of the ``recent_kept`` newest games created (older ones drop out of it as new
         ones come; games created in the same millisecond in any order). A game whose metadata
         is gone is skipped, so fewer than ``limit`` may come back although more exist."""
-
-    # -- webhook registrations ---------------------------------------------------------------
-
-    @abstractmethod
-    def add_webhook(self, game_id: str, hook: dict, limit: int) -> bool:
-        """Store ``hook`` (a JSON object with a string ``id``) as a registration of the game,
-        atomically unless the game has ``limit`` registrations already: True if stored, False
-        at the limit (nothing stored). Raises :class:`GameNotFound`, ``ValueError`` if the
-        game has a registration with that id."""
-
-    @abstractmethod
-    def webhooks(self, game_id: str) -> list[dict]:
-        """The game's registrations, in no particular order (none for an unknown game)."""
-
-    @abstractmethod
-    def get_webhook(self, game_id: str, webhook_id: str) -> dict | None:
-        """The registration, or None (none with that id, or no such game)."""
-
-    @abstractmethod
-    def update_webhook(self, game_id: str, webhook_id: str, fields: dict) -> dict | None:
-        """Atomically set ``fields`` (not ``id``) in the registration; returns it as stored
-        now, or None when there is none (nothing stored)."""
-
-    @abstractmethod
-    def delete_webhook(self, game_id: str, webhook_id: str) -> bool:
-        """Remove the registration; False if there was none."""
-
-    @abstractmethod
-    def import_webhooks(self, game_id: str, hooks: list[dict]) -> int:
-        """The migration of registrations kept elsewhere by an earlier version: atomically,
-        store each of ``hooks`` whose id was never imported into this game before (neither the
-        limit nor a registration already stored with the id is touched), and remember its id
-        as imported, for good: an import that runs again, or late (concurrently with another,
-        after the registration was deleted), stores nothing. Returns how many were stored.
-        Raises :class:`GameNotFound`."""
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections)."""
@@ -219,6 +151,7 @@ class InMemoryRecorder(Recorder):
     ``idempotency_ttl_s``: how long an idempotency record lasts (None: for ever). There are no
     replicas, so there is nothing to wait for: :class:`NotReplicated` is never raised.
     ``recent_kept``: how many of the newest games :meth:`recent_games` can list.
+    :attr:`webhook_registrations` keeps its games' registrations; an append reads them.
     """
 
     def __init__(self, *, idempotency_ttl_s: float | None = None,
@@ -227,14 +160,12 @@ class InMemoryRecorder(Recorder):
         _check_recent_kept(recent_kept)
         self.idempotency_ttl_s = idempotency_ttl_s
         self.recent_kept = recent_kept
+        self.webhook_registrations = InMemoryWebhookRegistrations(self)
         self._cond = threading.Condition()
         self._meta: dict[str, GameMeta] = {}
         self._logs: dict[str, list[MoveEvent]] = {}
         #: game id -> key -> (fingerprint, serial, monotonic expiry or None)
         self._idem: dict[str, dict[str, tuple[str, int, float | None]]] = {}
-        #: game id -> webhook id -> registration; game id -> ids ever imported
-        self._hooks: dict[str, dict[str, dict]] = {}
-        self._imported: dict[str, set[str]] = {}
 
     def _record(self, game_id: str, key: str) -> tuple[str, int] | None:
         rec = self._idem[game_id].get(key)
@@ -252,8 +183,6 @@ class InMemoryRecorder(Recorder):
             self._meta[meta.game_id] = replace(meta, serial=0, head="")
             self._logs[meta.game_id] = []
             self._idem[meta.game_id] = {}
-            self._hooks[meta.game_id] = {}
-            self._imported[meta.game_id] = set()
 
     def get_meta(self, game_id: str) -> GameMeta:
         with self._cond:
@@ -276,10 +205,9 @@ class InMemoryRecorder(Recorder):
                     return Appended(log[rec[1] - 1], replayed=True)
             if expected_serial != meta.serial + 1:
                 raise SerialConflict(meta.serial)
-            if expected_head is not None and meta.head is not None and meta.head != expected_head:
+            if expected_head is not None and meta.head != expected_head:
                 raise StaleHead(meta.serial)
-            base = meta.head if meta.head is not None else expected_head
-            head = None if base is None else next_head(base, event)
+            head = next_head(meta.head, event)
             log.append(replace(event, head=head))
             self._meta[game_id] = replace(meta, serial=event.serial, status=event.status,
                                           head=head)
@@ -288,8 +216,8 @@ class InMemoryRecorder(Recorder):
                 self._idem[game_id][idempotency_key] = (
                     fingerprint, event.serial, None if ttl is None else time.monotonic() + ttl)
             self._cond.notify_all()
-            return Appended(replace(event, head=head), webhooks=tuple(
-                copy.deepcopy(list(self._hooks.get(game_id, {}).values()))))
+            return Appended(replace(event, head=head),
+                            webhooks=tuple(self.webhook_registrations.list(game_id)))
 
     def lookup_idempotency(self, game_id, key):
         with self._cond:
@@ -318,47 +246,3 @@ class InMemoryRecorder(Recorder):
                 if events or remaining <= 0:
                     return events
                 self._cond.wait(remaining)
-
-    def add_webhook(self, game_id, hook, limit):
-        with self._cond:
-            self.get_meta(game_id)
-            hooks = self._hooks[game_id]
-            if hook["id"] in hooks:
-                raise ValueError(f"webhook {hook['id']!r} exists")
-            if len(hooks) >= limit:
-                return False
-            hooks[hook["id"]] = copy.deepcopy(hook)
-            return True
-
-    def webhooks(self, game_id):
-        with self._cond:
-            return copy.deepcopy(list(self._hooks.get(game_id, {}).values()))
-
-    def get_webhook(self, game_id, webhook_id):
-        with self._cond:
-            return copy.deepcopy(self._hooks.get(game_id, {}).get(webhook_id))
-
-    def update_webhook(self, game_id, webhook_id, fields):
-        with self._cond:
-            hook = self._hooks.get(game_id, {}).get(webhook_id)
-            if hook is None:
-                return None
-            hook.update(copy.deepcopy({k: v for k, v in fields.items() if k != "id"}))
-            return copy.deepcopy(hook)
-
-    def delete_webhook(self, game_id, webhook_id):
-        with self._cond:
-            return self._hooks.get(game_id, {}).pop(webhook_id, None) is not None
-
-    def import_webhooks(self, game_id, hooks):
-        with self._cond:
-            self.get_meta(game_id)
-            stored = 0
-            for hook in hooks:
-                if hook["id"] in self._imported[game_id]:
-                    continue
-                self._imported[game_id].add(hook["id"])
-                if hook["id"] not in self._hooks[game_id]:
-                    self._hooks[game_id][hook["id"]] = copy.deepcopy(hook)
-                    stored += 1
-            return stored

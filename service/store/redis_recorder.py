@@ -1,12 +1,14 @@
 """The Redis backend of the recorder, on one Redis server or on a Redis Cluster.
 
-Layout (see :mod:`service.keys`): the log is a Stream whose entry ids are ``<serial>-0``, so
-``XRANGE``/``XREAD`` by serial need no translation and Redis itself refuses an id that is not
-greater than the last one; the metadata is a Hash; each idempotency record is a String with a
-TTL. The append is the Lua script :data:`APPEND_LUA`, run with ``EVALSHA``, so the serial
-check, the idempotency check, the ``XADD``, the metadata update and the record happen in one
-step. Every key of a game carries the hash tag ``{game:<id>}``: on a cluster they are in one
-slot, on one master, and the script may touch them together.
+Layout (see :mod:`service.store.keys`): the log is a Stream whose entry ids are
+``<serial>-0``, so ``XRANGE``/``XREAD`` by serial need no translation and Redis itself refuses
+an id that is not greater than the last one; the metadata is a Hash; each idempotency record is
+a String with a TTL. The append is the Lua script :data:`APPEND_LUA`, run with ``EVALSHA``, so
+the serial check, the idempotency check, the ``XADD``, the metadata update and the record
+happen in one step, which also reads the game's webhook registrations
+(:mod:`service.store.webhook_registrations`) for the move's listeners. Every key of a game
+carries the hash tag ``{game:<id>}``: on a cluster they are in one slot, on one master, and
+the script may touch them together.
 """
 
 from __future__ import annotations
@@ -32,12 +34,11 @@ from redis.exceptions import (
 
 from ..errors import GameIdTaken
 from .events import MoveEvent
+from .game_meta import EngineSeat, GameMeta
 from .keys import KeySpace
 from .recorder import (
     DEFAULT_RECENT_KEPT,
     Appended,
-    EngineSeat,
-    GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
     NotReplicated,
@@ -51,21 +52,19 @@ from .recorder import (
 
 log = logging.getLogger(__name__)
 
-# KEYS: meta, log, idempotency record, idempotency hash of earlier versions, and optionally
-# the webhook registrations (see ADD_WEBHOOK_LUA).
+# KEYS: meta, log, idempotency record, and optionally the game's webhook registrations
+# (service.store.webhook_registrations).
 # ARGV: as AppendArgs.argv() writes them, named at the top of the script.
-# Returns {'ok', new head ('' when unknown), registration json, ...} (with the registrations'
-#         key: the game's webhook registrations, read in the same step, so that the move's
-#         listeners need no read of their own; without it just {'ok', new head})
+# Returns {'ok', new head, registration json, ...} (with the registrations' key: the game's
+#         webhook registrations, read in the same step, so that the move's listeners need no
+#         read of their own; without it just {'ok', new head})
 #       | {'nogame'} | {'conflict', current} | {'stale', current}
-#       | {'idem', "<fingerprint> <serial>", event json of that serial, its head if kept}.
+#       | {'idem', "<fingerprint> <serial>", event json of that serial, its head}.
 # The meta's 'head' (recorder.next_head) names the log position: the script refuses an append
 # whose expected head is not the stored one ('stale'), and writes the new head with the serial.
-# A meta without 'head' (a game from before heads) is unknown: not checked; the new head is
-# chained from the expected head if one is given, else it stays unknown.
 APPEND_LUA = """
-local meta_key, log_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local webhooks_key = KEYS[5]
+local meta_key, log_key, record_key = KEYS[1], KEYS[2], KEYS[3]
+local webhooks_key = KEYS[4]
 local serial = ARGV[1]
 local idempotency_key = ARGV[2]
 local fingerprint = ARGV[3]
@@ -82,11 +81,6 @@ if idempotency_key ~= '' then
   local rec = redis.call('GET', record_key)
   if rec then
     if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
-  else
-    rec = redis.call('HGET', old_records_key, idempotency_key)
-    if rec and rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
-  end
-  if rec then
     local s = string.match(rec, ' (%d+)$')
     local entry = redis.call('XRANGE', log_key, s .. '-0', s .. '-0')[1]
     if entry then return {'idem', rec, entry[2][2], entry[2][4]} end
@@ -95,17 +89,10 @@ if idempotency_key ~= '' then
 end
 if tonumber(cur) + 1 ~= tonumber(serial) then return {'conflict', cur} end
 local head = redis.call('HGET', meta_key, 'head')
-if head and check_head and head ~= expected_head then return {'stale', cur} end
-if not head and check_head then head = expected_head end
-local new = ''
-if head then
-  new = string.sub(redis.sha1hex(head .. '\\n' .. event_json), 1, 16)
-  redis.call('XADD', log_key, serial .. '-0', 'e', event_json, 'h', new)
-  redis.call('HSET', meta_key, 'serial', serial, 'status', status, 'head', new)
-else
-  redis.call('XADD', log_key, serial .. '-0', 'e', event_json)
-  redis.call('HSET', meta_key, 'serial', serial, 'status', status)
-end
+if check_head and head ~= expected_head then return {'stale', cur} end
+local new = string.sub(redis.sha1hex(head .. '\\n' .. event_json), 1, 16)
+redis.call('XADD', log_key, serial .. '-0', 'e', event_json, 'h', new)
+redis.call('HSET', meta_key, 'serial', serial, 'status', status, 'head', new)
 if idempotency_key ~= '' then
   redis.call('SET', record_key, fingerprint .. ' ' .. serial, 'PX', record_ttl_ms)
 end
@@ -150,22 +137,16 @@ def _flag(value: bool) -> str:
     return "1" if value else ""
 
 
-# KEYS: meta, idempotency record, idempotency hash of earlier versions.
-# ARGV: the idempotency key, and '1' to rewrite a record found (as AppendArgs.rewrite_record).
+# KEYS: meta, idempotency record.
+# ARGV: '1' to rewrite a record found (as AppendArgs.rewrite_record).
 # Returns {'nogame'} | {'none'} | {'rec', "<fingerprint> <serial>"}.
 LOOKUP_LUA = """
-local meta_key, record_key, old_records_key = KEYS[1], KEYS[2], KEYS[3]
-local idempotency_key = ARGV[1]
-local rewrite_record = ARGV[2] == '1'
+local meta_key, record_key = KEYS[1], KEYS[2]
+local rewrite_record = ARGV[1] == '1'
 
 local rec = redis.call('GET', record_key)
 if rec then
   if rewrite_record then redis.call('SET', record_key, rec, 'KEEPTTL') end
-  return {'rec', rec}
-end
-rec = redis.call('HGET', old_records_key, idempotency_key)
-if rec then
-  if rewrite_record then redis.call('HSET', old_records_key, idempotency_key, rec) end
   return {'rec', rec}
 end
 if redis.call('EXISTS', meta_key) == 0 then return {'nogame'} end
@@ -177,38 +158,6 @@ CREATE_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
-"""
-
-# Webhook registrations: a Hash (webhook id -> JSON) under the game's hash tag, and the Set of
-# ids imported from where earlier versions kept them.
-# KEYS: meta, registrations. ARGV: id, JSON, limit. Returns 'ok' | 'nogame' | 'taken' | 'limit'.
-ADD_WEBHOOK_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'nogame' end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 'taken' end
-if redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then return 'limit' end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-return 'ok'
-"""
-
-# KEYS: registrations. ARGV: id, the JSON read, the JSON to write. Sets it only if the stored
-# one is still the one read: 1, else 0 (changed or deleted meanwhile).
-SWAP_WEBHOOK_LUA = """
-if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-return 1
-"""
-
-# KEYS: meta, registrations, imported ids. ARGV: id, JSON, id, JSON, ...
-# Returns -1 (no game) or how many were stored.
-IMPORT_WEBHOOKS_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local stored = 0
-for i = 1, #ARGV, 2 do
-  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
-    stored = stored + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-  end
-end
-return stored
 """
 
 #: Errors of a cluster node after which the slot table is refreshed and the script and WAIT
@@ -233,13 +182,12 @@ def _s(v) -> str:
 
 
 def _event(fields: dict) -> MoveEvent:
-    """The event of a log entry, with the head written beside it (``h``) when there is one."""
+    """The event of a log entry, with the head written beside it (``h``)."""
     if b"e" in fields:
-        event, head = fields[b"e"], fields.get(b"h")
+        event, head = fields[b"e"], fields[b"h"]
     else:
-        event, head = fields["e"], fields.get("h")
-    ev = MoveEvent.from_json(event)
-    return ev if head is None else replace(ev, head=_s(head))
+        event, head = fields["e"], fields["h"]
+    return replace(MoveEvent.from_json(event), head=_s(head))
 
 
 def _meta(game_id: str, raw: dict) -> GameMeta:
@@ -247,7 +195,7 @@ def _meta(game_id: str, raw: dict) -> GameMeta:
     d = {_s(k): _s(v) for k, v in raw.items()}
     return GameMeta(game_id=game_id, game=d["game"], params=json.loads(d["params"]),
                     token_sha256=d["token_sha256"], created_at=int(d["created_at"]),
-                    serial=int(d["serial"]), status=d["status"], head=d.get("head"),
+                    serial=int(d["serial"]), status=d["status"], head=d["head"],
                     engine=(EngineSeat.from_dict(json.loads(d["engine"]))
                             if "engine" in d else None))
 
@@ -336,9 +284,6 @@ class RedisRecorder(Recorder):
         self._append = connection.register_script(APPEND_LUA)
         self._lookup = connection.register_script(LOOKUP_LUA)
         self._create = connection.register_script(CREATE_LUA)
-        self._add_webhook = connection.register_script(ADD_WEBHOOK_LUA)
-        self._swap_webhook = connection.register_script(SWAP_WEBHOOK_LUA)
-        self._import_webhooks = connection.register_script(IMPORT_WEBHOOKS_LUA)
 
     # -- games -----------------------------------------------------------------------------
 
@@ -403,7 +348,7 @@ class RedisRecorder(Recorder):
             raise ValueError("empty idempotency key or a fingerprint with spaces")
         keys = [self.keys.game_meta(game_id), self.keys.game_log(game_id),
                 self.keys.idempotency_record(game_id, idempotency_key or ""),
-                self.keys.game_idempotency(game_id), self.keys.game_webhooks(game_id)]
+                self.keys.game_webhooks(game_id)]
         args = AppendArgs(serial=expected_serial, idempotency_key=idempotency_key,
                           fingerprint=fingerprint, event_json=event.to_json(),
                           status=event.status, record_ttl_ms=self._ttl_ms,
@@ -417,15 +362,14 @@ class RedisRecorder(Recorder):
             # exist: the script again without them. Nothing ran before (TRYAGAIN comes before
             # the script); a script that did run and lost its answer meets its own serial or
             # idempotency record, as any retry does.
-            keys = keys[:4]
+            keys = keys[:3]
             res, acked = self._run(self._append, keys, args.argv())
         tag = _s(res[0])
         if tag == "ok":
             self._check_replicated(event.serial, acked)
-            head = _s(res[1]) or None
-            return Appended(replace(event, head=head),
+            return Appended(replace(event, head=_s(res[1])),
                             webhooks=tuple(json.loads(v) for v in res[2:])
-                            if len(keys) == 5 else None)
+                            if len(keys) == 4 else None)
         if tag == "nogame":
             raise GameNotFound(game_id)
         if tag == "conflict":
@@ -437,9 +381,7 @@ class RedisRecorder(Recorder):
             raise IdempotencyKeyReused(serial)
         self._check_replicated(serial, acked)
         if len(res) > 2:
-            done = MoveEvent.from_json(res[2])
-            if len(res) > 3:
-                done = replace(done, head=_s(res[3]))
+            done = replace(MoveEvent.from_json(res[2]), head=_s(res[3]))
         else:
             done = self._event_at(game_id, serial)
         return Appended(done, replayed=True)
@@ -449,9 +391,8 @@ class RedisRecorder(Recorder):
         return _event(entries[0][1])
 
     def lookup_idempotency(self, game_id, key):
-        keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key),
-                self.keys.game_idempotency(game_id)]
-        res, acked = self._run(self._lookup, keys, [key, _flag(bool(self.min_replicas))])
+        keys = [self.keys.game_meta(game_id), self.keys.idempotency_record(game_id, key)]
+        res, acked = self._run(self._lookup, keys, [_flag(bool(self.min_replicas))])
         tag = _s(res[0])
         if tag == "nogame":
             raise GameNotFound(game_id)
@@ -464,53 +405,6 @@ class RedisRecorder(Recorder):
     def _check_replicated(self, serial: int, acked: int | None) -> None:
         if acked is not None and acked < self.min_replicas:
             raise NotReplicated(serial, acked, self.min_replicas)
-
-    # -- webhook registrations -------------------------------------------------------------
-    # Written without WAIT: a registration is replicated as the game's log is, asynchronously
-    # (min_replicas is the appends' promise).
-
-    def add_webhook(self, game_id, hook, limit):
-        keys = [self.keys.game_meta(game_id), self.keys.game_webhooks(game_id)]
-        res = _s(self._add_webhook(keys=keys, args=[hook["id"], json.dumps(hook), limit]))
-        if res == "nogame":
-            raise GameNotFound(game_id)
-        if res == "taken":
-            raise ValueError(f"webhook {hook['id']!r} exists")
-        return res == "ok"
-
-    def webhooks(self, game_id):
-        return [json.loads(v) for v in self.redis.hvals(self.keys.game_webhooks(game_id))]
-
-    def get_webhook(self, game_id, webhook_id):
-        raw = self.redis.hget(self.keys.game_webhooks(game_id), webhook_id)
-        return json.loads(raw) if raw is not None else None
-
-    def update_webhook(self, game_id, webhook_id, fields):
-        """A compare-and-set of the registration's JSON, read again while another writer
-        changes it in between."""
-        key = self.keys.game_webhooks(game_id)
-        while True:
-            raw = self.redis.hget(key, webhook_id)
-            if raw is None:
-                return None
-            hook = json.loads(raw)
-            hook.update({k: v for k, v in fields.items() if k != "id"})
-            # KEYS[1] unused: the script names the registrations KEYS[2], as the others do.
-            if self._swap_webhook(keys=[self.keys.game_meta(game_id), key],
-                                  args=[webhook_id, raw, json.dumps(hook)]):
-                return hook
-
-    def delete_webhook(self, game_id, webhook_id):
-        return bool(self.redis.hdel(self.keys.game_webhooks(game_id), webhook_id))
-
-    def import_webhooks(self, game_id, hooks):
-        keys = [self.keys.game_meta(game_id), self.keys.game_webhooks(game_id),
-                self.keys.game_webhooks_imported(game_id)]
-        args = [x for hook in hooks for x in (hook["id"], json.dumps(hook))]
-        stored = int(self._import_webhooks(keys=keys, args=args))
-        if stored < 0:
-            raise GameNotFound(game_id)
-        return stored
 
     # -- running a script, and WAIT after it on the same connection -----------------------
 

@@ -23,8 +23,8 @@ from boxfish.service.http.bodies import nesting_depth
 from boxfish.service.http.problems import Problem
 from boxfish.service.http.views import json_body
 from boxfish.service.runtime.embedded_redis import free_port
+from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
-from boxfish.service.store.recorder import GameMeta
 from boxfish.service.store.redis_recorder import RedisRecorder
 
 from .conftest import assert_blocking_reads, commands_run, start_gunicorn, stop_process

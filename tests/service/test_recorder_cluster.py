@@ -14,13 +14,9 @@ import pytest
 import redis
 
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
-from boxfish.service.store.recorder import (
-    GameMeta,
-    IdempotencyKeyReused,
-    NotReplicated,
-    SerialConflict,
-)
+from boxfish.service.store.recorder import IdempotencyKeyReused, NotReplicated, SerialConflict
 from boxfish.service.store.redis_recorder import RedisRecorder
 from tests.redis_cluster import RedisClusterProcesses
 from tests.service.conftest import assert_blocking_reads, commands_run
@@ -86,7 +82,7 @@ def test_the_fixture_is_a_cluster_of_three_masters_with_a_replica_each(cluster, 
 def test_a_games_keys_share_one_slot(cluster, keys):
     gid = "slot-check"
     slots = {cluster.keyslot(k) for k in (
-        keys.game_meta(gid), keys.game_log(gid), keys.game_idempotency(gid),
+        keys.game_meta(gid), keys.game_log(gid), keys.game_webhooks(gid),
         keys.idempotency_record(gid, "some key"), keys.idempotency_record(gid, "{other}"))}
     assert slots == {cluster.keyslot(f"{{game:{gid}}}")}
     assert redis.cluster.key_slot(keys.game_log(gid).encode()) in slots
@@ -115,8 +111,7 @@ def test_games_on_every_master(cluster, client, keys):
 
 
 def test_idempotency_record_layout(cluster, client, keys):
-    """One String per record, "<fingerprint> <serial>", with the configured TTL; the hash of
-    earlier versions is not written."""
+    """One String per record, "<fingerprint> <serial>", with the configured TTL."""
     recorder = RedisRecorder(client, keys, idempotency_ttl_s=600)
     gid = create(recorder, "layout")
     recorder.append(gid, 1, ev(1), "the key", "abc")
@@ -124,24 +119,7 @@ def test_idempotency_record_layout(cluster, client, keys):
     assert record.endswith(":idem:" + __import__("hashlib").sha256(b"the key").hexdigest())
     assert client.get(record) == b"abc 1"
     assert 590_000 < client.pttl(record) <= 600_000
-    assert not client.exists(keys.game_idempotency(gid))
     assert RedisRecorder(client, keys).idempotency_ttl_s == 86400  # the default: 24 h
-
-
-def test_records_of_earlier_versions_still_replay(client, keys):
-    """A record in the per-game hash of earlier versions (which never expired) is still found,
-    so a retry across an upgrade replays."""
-    recorder = RedisRecorder(client, keys)
-    gid = create(recorder, "legacy")
-    recorder.append(gid, 1, ev(1))
-    client.hset(keys.game_idempotency(gid), "old-key", "fp-old 1")
-    assert recorder.lookup_idempotency(gid, "old-key") == ("fp-old", 1)
-    assert recorder.append(gid, 2, ev(2), "old-key", "fp-old").event == ev(1)
-    with pytest.raises(IdempotencyKeyReused):
-        recorder.append(gid, 2, ev(2), "old-key", "other")
-    acked = RedisRecorder(client, keys, min_replicas=1, replica_timeout_ms=3000)
-    assert acked.append(gid, 2, ev(2), "old-key", "fp-old").replayed
-    assert acked.lookup_idempotency(gid, "old-key") == ("fp-old", 1)
 
 
 def test_min_replicas_1_acknowledges_what_the_replica_has(cluster, client, keys):
@@ -323,7 +301,6 @@ def test_a_replay_follows_an_ask_redirect_during_a_migration(own_cluster, min_re
                                  replica_timeout_ms=3000)
         gid = create(recorder, "halfway")
         recorder.append(gid, 1, ev(1), "k1", "fp")
-        client.hset(keys.game_idempotency(gid), "old", "fp 1")  # every key of the script
         slot = own_cluster.keyslot(keys.game_log(gid))
         source = own_cluster.node_for_slot(slot)
         target = next(m for m in own_cluster.masters() if m is not source)

@@ -12,10 +12,9 @@ import uuid
 import pytest
 
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.game_meta import EngineSeat, GameMeta
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import (
-    EngineSeat,
-    GameMeta,
     GameNotFound,
     IdempotencyKeyReused,
     InMemoryRecorder,
@@ -322,121 +321,3 @@ def test_recent_games_skips_a_game_whose_meta_is_gone(settings, redis_client):
     redis_client.delete(keys.game_meta(gone))
     assert redis_client.zscore(keys.games_recent(), gone) == 2
     assert [m.game_id for m in recorder.recent_games(10)] == [kept]
-
-
-# -- webhook registrations ---------------------------------------------------------------------
-
-
-def hook(webhook_id: str, **fields) -> dict:
-    return {"id": webhook_id, "url": f"https://example.com/{webhook_id}",
-            "events": ["move.appended"], "active": True, "disabled_reason": None, **fields}
-
-
-def test_webhooks_add_get_list_delete(recorder):
-    gid, other = new_game(recorder), new_game(recorder)
-    assert recorder.webhooks(gid) == [] and recorder.get_webhook(gid, "wh_a") is None
-    assert recorder.add_webhook(gid, hook("wh_a"), limit=2)
-    assert recorder.add_webhook(gid, hook("wh_b", events=[]), limit=2)
-    assert not recorder.add_webhook(gid, hook("wh_c"), limit=2)  # at the limit: not stored
-    assert sorted(recorder.webhooks(gid), key=lambda h: h["id"]) == [hook("wh_a"),
-                                                                    hook("wh_b", events=[])]
-    assert recorder.get_webhook(gid, "wh_c") is None
-    assert recorder.get_webhook(gid, "wh_b") == hook("wh_b", events=[])
-    with pytest.raises(ValueError):  # the id is taken: the stored one stays
-        recorder.add_webhook(gid, hook("wh_a", url="https://other.example"), limit=5)
-    assert recorder.get_webhook(gid, "wh_a") == hook("wh_a")
-    assert recorder.webhooks(other) == []  # per game
-    assert recorder.add_webhook(other, hook("wh_a"), limit=1)
-    assert recorder.delete_webhook(gid, "wh_a") and not recorder.delete_webhook(gid, "wh_a")
-    assert recorder.get_webhook(gid, "wh_a") is None and recorder.get_webhook(other, "wh_a")
-    assert recorder.add_webhook(gid, hook("wh_c"), limit=2)  # room again
-    assert {h["id"] for h in recorder.webhooks(gid)} == {"wh_b", "wh_c"}
-    # Registrations do not touch the game's log or metadata.
-    assert recorder.read(gid) == [] and recorder.get_meta(gid).serial == 0
-
-
-def test_an_append_returns_the_registrations_of_its_step(recorder):
-    """A new append returns the game's registrations read in the same step (its listeners
-    need not read them); a replay returns none (not read)."""
-    gid = new_game(recorder)
-    first = recorder.append(gid, 1, ev(1), "k1", "fp")
-    assert first.webhooks == () and not first.replayed
-    recorder.add_webhook(gid, hook("wh_a"), limit=5)
-    recorder.add_webhook(gid, hook("wh_b", active=False), limit=5)
-    second = recorder.append(gid, 2, ev(2))
-    assert sorted(second.webhooks, key=lambda h: h["id"]) == [hook("wh_a"),
-                                                             hook("wh_b", active=False)]
-    recorder.delete_webhook(gid, "wh_a")
-    assert recorder.append(gid, 3, ev(3)).webhooks == (hook("wh_b", active=False),)
-    replay = recorder.append(gid, 1, ev(1), "k1", "fp")
-    assert replay.replayed and replay.event == ev(1) and replay.webhooks is None
-
-
-def test_webhook_update(recorder):
-    gid = new_game(recorder)
-    recorder.add_webhook(gid, hook("wh_a"), limit=5)
-    fields = {"active": False, "disabled_reason": "410", "id": "wh_other"}
-    updated = recorder.update_webhook(gid, "wh_a", fields)
-    assert updated == hook("wh_a", active=False, disabled_reason="410")  # never the id
-    assert recorder.get_webhook(gid, "wh_a") == updated
-    assert recorder.update_webhook(gid, "wh_none", {"active": False}) is None
-    assert recorder.get_webhook(gid, "wh_none") is None
-    assert recorder.update_webhook("no-such-game", "wh_a", {"active": False}) is None
-
-
-def test_concurrent_webhook_updates_lose_none(recorder):
-    gid = new_game(recorder)
-    recorder.add_webhook(gid, hook("wh_a"), limit=5)
-    barrier = threading.Barrier(8)
-
-    def update(i: int) -> None:
-        barrier.wait()
-        recorder.update_webhook(gid, "wh_a", {f"f{i}": i})
-
-    threads = [threading.Thread(target=update, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert recorder.get_webhook(gid, "wh_a") == hook("wh_a", **{f"f{i}": i for i in range(8)})
-
-
-def test_webhooks_of_an_unknown_game(recorder):
-    with pytest.raises(GameNotFound):
-        recorder.add_webhook("nope", hook("wh_a"), limit=5)
-    with pytest.raises(GameNotFound):
-        recorder.import_webhooks("nope", [hook("wh_a")])
-    assert recorder.webhooks("nope") == [] and recorder.get_webhook("nope", "wh_a") is None
-    assert not recorder.delete_webhook("nope", "wh_a")
-
-
-def test_import_webhooks_stores_each_id_once(recorder):
-    gid = new_game(recorder)
-    recorder.add_webhook(gid, hook("wh_a", url="https://kept.example"), limit=1)
-    # Past the limit, never over a registration stored with the id.
-    assert recorder.import_webhooks(gid, [hook("wh_a"), hook("wh_b"), hook("wh_c")]) == 2
-    assert sorted(h["id"] for h in recorder.webhooks(gid)) == ["wh_a", "wh_b", "wh_c"]
-    assert recorder.get_webhook(gid, "wh_a")["url"] == "https://kept.example"
-    # Again (or late, from a concurrent migration): nothing, a deleted one stays deleted.
-    assert recorder.delete_webhook(gid, "wh_b")
-    assert recorder.import_webhooks(gid, [hook("wh_b"), hook("wh_c", active=False)]) == 0
-    assert recorder.get_webhook(gid, "wh_b") is None
-    assert recorder.get_webhook(gid, "wh_c") == hook("wh_c")
-    assert recorder.import_webhooks(gid, [hook("wh_d")]) == 1  # a new id is imported
-    assert recorder.import_webhooks(gid, []) == 0
-
-
-def test_webhooks_live_in_the_games_slot(settings, redis_cluster, cluster_client):
-    """On a cluster, a game's registrations are on the game's master (its hash tag)."""
-    redis_cluster.ensure_healthy()
-    keys = KeySpace(settings.key_prefix)
-    recorder = RedisRecorder(cluster_client, keys)
-    gid = new_game(recorder)
-    recorder.add_webhook(gid, hook("wh_a"), limit=5)
-    recorder.import_webhooks(gid, [hook("wh_b")])
-    slot = redis_cluster.keyslot(keys.game_log(gid))
-    assert redis_cluster.keyslot(keys.game_webhooks(gid)) == slot
-    assert redis_cluster.keyslot(keys.game_webhooks_imported(gid)) == slot
-    master = redis_cluster.node_for_slot(slot)
-    with master.client() as c:
-        assert sorted(c.hkeys(keys.game_webhooks(gid))) == ["wh_a", "wh_b"]

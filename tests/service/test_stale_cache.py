@@ -14,9 +14,9 @@ import pytest
 from boxfish import engine
 from boxfish.service.http.app import create_app
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import (
-    GameMeta,
     InMemoryRecorder,
     SerialConflict,
     StaleHead,
@@ -88,20 +88,6 @@ def test_an_append_to_another_history_is_refused(recorder):
     assert recorder.append(gid, 4, ev(4), "k", "fp", expected_head="x").replayed
 
 
-def test_a_game_without_a_head_is_not_refused_and_gets_one(settings, redis_client):
-    """A meta written before heads were kept: the head is unknown, appends are not refused;
-    the first append with an expected head starts the chain."""
-    rec = RedisRecorder(redis_client, KeySpace(settings.key_prefix))
-    gid = make_game(rec)
-    rec.append(gid, 1, ev(1))
-    redis_client.hdel(rec.keys.game_meta(gid), "head")
-    assert rec.get_meta(gid).head is None
-    rec.append(gid, 2, ev(2))  # no expected head: stays unknown
-    assert rec.get_meta(gid).head is None
-    rec.append(gid, 3, ev(3), expected_head="anything")
-    assert rec.get_meta(gid).head == next_head("anything", ev(3))
-
-
 # -- the API processes ---------------------------------------------------------------------------
 
 
@@ -116,11 +102,9 @@ def lose_last_move(redis_client, settings, gid: str) -> None:
     pipe.delete(log)
     for entry_id, fields in entries:
         pipe.xadd(log, fields, id=entry_id)
-    fields = {"serial": len(events),
-              "status": events[-1].status if events else "in_progress"}
-    if redis_client.hexists(meta_key, "head"):
-        fields["head"] = replay_head("", events)
-    pipe.hset(meta_key, mapping=fields)
+    pipe.hset(meta_key, mapping={"serial": len(events),
+                                 "status": events[-1].status if events else "in_progress",
+                                 "head": replay_head("", events)})
     pipe.execute()
 
 
@@ -254,21 +238,6 @@ def test_a_lost_move_not_yet_replaced(processes, new_game, settings, redis_clien
     assert [m["move"] for m in moves] == [[1, 1, 1], [1, 3, 1]]
 
 
-def test_a_game_from_before_heads_keeps_working(processes, new_game, settings, redis_client):
-    a, b = processes
-    gid, auth, _ = new_game()
-    keys = KeySpace(settings.key_prefix)
-    assert a.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]},
-                  headers=auth).status_code == 201
-    redis_client.hdel(keys.game_meta(gid), "head")
-    for proc, m in ((b, [1, 2, 1]), (a, [1, 3, 1])):
-        assert proc.post(f"/v1/games/{gid}/moves", json={"move": m},
-                         headers=auth).status_code == 201
-    events = [MoveEvent.from_json(f[b"e"]) for _, f in redis_client.xrange(keys.game_log(gid))]
-    assert redis_client.hget(keys.game_meta(gid), "head").decode() == replay_head("", events)
-    assert a.get(f"/v1/games/{gid}").json == b.get(f"/v1/games/{gid}").json
-
-
 def test_state_cache_keeps_heads_and_drops_a_games_states():
     from boxfish.service.application.state_cache import StateCache
 
@@ -276,12 +245,12 @@ def test_state_cache_keeps_heads_and_drops_a_games_states():
     for s in (0, 1, 2, 3):
         cache.put("g", s, f"s{s}", f"h{s}")
     cache.put("other", 5, "o5", "x")
-    assert cache.entry("g", 2) == ("s2", "h2") and cache.get("g", 2) == "s2"
-    assert cache.nearest_entry("g", 9) == (3, "s3", "h3") and cache.nearest("g", 9) == (3, "s3")
+    assert cache.entry("g", 2) == ("s2", "h2")
+    assert cache.nearest_entry("g", 9) == (3, "s3", "h3")
     cache.drop("g", above=1)
     assert cache.latest("g") == 1 and cache.entry("g", 2) is None
     cache.drop("g")
-    assert cache.latest("g") is None and cache.nearest("g", 9) is None
+    assert cache.latest("g") is None and cache.nearest_entry("g", 9) is None
     assert cache.entry("other", 5) == ("o5", "x") and len(cache) == 1
 
 

@@ -21,13 +21,13 @@ from boxfish.service.store.keys import KeySpace
 def test_state_cache_lru_and_nearest():
     cache = StateCache(max_entries=3)
     for serial in (0, 1, 2):
-        cache.put("g", serial, f"s{serial}")
-    assert cache.get("g", 1) == "s1"
-    cache.put("g", 5, "s5")  # evicts the least recently used: serial 0
-    assert cache.get("g", 0) is None
-    assert cache.nearest("g", 4) == (2, "s2")
-    assert cache.nearest("g", 9) == (5, "s5")
-    assert cache.nearest("other", 3) is None
+        cache.put("g", serial, f"s{serial}", "h")
+    assert cache.entry("g", 1) == ("s1", "h")
+    cache.put("g", 5, "s5", "h")  # evicts the least recently used: serial 0
+    assert cache.entry("g", 0) is None
+    assert cache.nearest_entry("g", 4) == (2, "s2", "h")
+    assert cache.nearest_entry("g", 9) == (5, "s5", "h")
+    assert cache.nearest_entry("other", 3) is None
     assert len(cache) == 3
 
 
@@ -41,9 +41,10 @@ def test_event_round_trip():
 
 def test_keys_share_a_hash_tag():
     keys = KeySpace("bf")
-    tagged = {keys.game_log("abc"), keys.game_meta("abc"), keys.game_idempotency("abc")}
+    tagged = {keys.game_log("abc"), keys.game_meta("abc"), keys.idempotency_record("abc", "key"),
+              keys.game_webhooks("abc")}
     assert all("{game:abc}" in k and k.startswith("bf:") for k in tagged)
-    assert len(tagged) == 3
+    assert len(tagged) == 4
 
 
 def test_settings_from_environment(monkeypatch):
@@ -80,13 +81,13 @@ def test_worker_without_redis_url(monkeypatch, capsys):
 
 def test_state_cache_counts_hits_and_misses_and_reads_mark_entries_used():
     cache = StateCache(max_entries=2)
-    cache.put("g", 0, "s0")
-    cache.put("g", 1, "s1")
-    assert cache.nearest("g", 0) == (0, "s0")  # exact: a hit; 0 is now the most recent
-    cache.put("g", 2, "s2")  # evicts 1, the least recently used
-    assert cache.get("g", 1) is None and cache.get("g", 2) == "s2"
-    assert cache.nearest("g", 1) == (0, "s0")  # below the serial asked for: a miss
-    assert cache.nearest("h", 5) is None
+    cache.put("g", 0, "s0", "h")
+    cache.put("g", 1, "s1", "h")
+    assert cache.nearest_entry("g", 0) == (0, "s0", "h")  # exact: a hit; 0 is now the most recent
+    cache.put("g", 2, "s2", "h")  # evicts 1, the least recently used
+    assert cache.entry("g", 1) is None and cache.entry("g", 2) == ("s2", "h")
+    assert cache.nearest_entry("g", 1) == (0, "s0", "h")  # below the serial asked for: a miss
+    assert cache.nearest_entry("h", 5) is None
     assert (cache.hits, cache.misses) == (2, 3)
     assert cache.max_entries == 2
 
@@ -94,18 +95,18 @@ def test_state_cache_counts_hits_and_misses_and_reads_mark_entries_used():
 def test_state_cache_serial_index_follows_eviction():
     cache = StateCache(max_entries=3)
     for serial in (4, 7, 9):
-        cache.put("a", serial, f"a{serial}")
+        cache.put("a", serial, f"a{serial}", "h")
     assert cache.latest("a") == 9
-    cache.get("a", 4)
-    cache.get("a", 7)
-    cache.put("b", 1, "b1")  # evicts a@9, the newest serial but the least recently used
-    assert cache.latest("a") == 7 and cache.nearest("a", 9) == (7, "a7")  # a read of a@7
-    cache.put("b", 2, "b2")  # evicts a@4
-    cache.put("b", 3, "b3")  # evicts b@1
-    assert cache.nearest("a", 6) is None and cache.nearest("b", 1) is None
-    assert cache.latest("a") == 7 and cache.nearest("b", 9) == (3, "b3")
-    cache.put("b", 4, "b4")  # evicts a@7: no state of game a is left
-    assert cache.latest("a") is None and cache.nearest("a", 100) is None
+    cache.entry("a", 4)
+    cache.entry("a", 7)
+    cache.put("b", 1, "b1", "h")  # evicts a@9, the newest serial but the least recently used
+    assert cache.latest("a") == 7 and cache.nearest_entry("a", 9) == (7, "a7", "h")  # a read of a@7
+    cache.put("b", 2, "b2", "h")  # evicts a@4
+    cache.put("b", 3, "b3", "h")  # evicts b@1
+    assert cache.nearest_entry("a", 6) is None and cache.nearest_entry("b", 1) is None
+    assert cache.latest("a") == 7 and cache.nearest_entry("b", 9) == (3, "b3", "h")
+    cache.put("b", 4, "b4", "h")  # evicts a@7: no state of game a is left
+    assert cache.latest("a") is None and cache.nearest_entry("a", 100) is None
     assert cache.latest("b") == 4 and len(cache) == 3
 
 
@@ -116,11 +117,11 @@ def test_state_cache_serial_index_is_consistent_under_eviction(ops, size):
     cache = StateCache(max_entries=size)
     for op, game_id, serial in ops:
         if op == "put":
-            cache.put(game_id, serial, (game_id, serial))
+            cache.put(game_id, serial, (game_id, serial), "h")
         elif op == "get":
-            cache.get(game_id, serial)
+            cache.entry(game_id, serial)
         else:
-            cache.nearest(game_id, serial)
+            cache.nearest_entry(game_id, serial)
         keys = set(cache._entries)
         assert len(keys) == len(cache) <= size
         index = {g: {s for k, s in keys if k == g} for g, _ in keys}
@@ -129,7 +130,8 @@ def test_state_cache_serial_index_is_consistent_under_eviction(ops, size):
             cached = index.get(g, set())
             assert cache.latest(g) == (max(cached) if cached else None)
             below = [s for s in cached if s <= serial]
-            assert cache.nearest(g, serial) == ((max(below), (g, max(below))) if below else None)
+            assert cache.nearest_entry(g, serial) == (
+                (max(below), (g, max(below)), "h") if below else None)
 
 
 def test_game_service_remembers_static_metadata_lru():

@@ -159,7 +159,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the http.server name
+            def do_POST(self):  # the http.server name
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 with receiver.lock:
                     script = receiver.scripts.get(self.path, [])

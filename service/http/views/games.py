@@ -12,7 +12,7 @@ from ...application.games import game_view
 from ...application.webhooks import iso_time
 from ...errors import NotFound
 from ...store.events import position_tag
-from ...store.recorder import EngineSeat, GameMeta
+from ...store.game_meta import EngineSeat, GameMeta
 from ..models import CreateGameFields
 from ..problems import Problem
 from . import check_id, choose_game, ctx, json_body, query_int, time_ms_limit, write_token_required

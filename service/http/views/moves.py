@@ -6,7 +6,7 @@ from flask import Blueprint, Response, request, stream_with_context
 
 from ...application.engine_seats import ENGINE_KEY_PREFIX
 from ...application.games import fingerprint
-from ...store.recorder import GameMeta
+from ...store.game_meta import GameMeta
 from ..bodies import parse_position_tag
 from ..models import MAX_INT, AppendMove
 from ..problems import Problem, invalid

@@ -8,7 +8,7 @@ from flask import Blueprint
 
 from ...application.webhooks import GAME_EVENTS, public_view
 from ...errors import NotFound
-from ...store.recorder import GameMeta
+from ...store.game_meta import GameMeta
 from ..models import CreateWebhook
 from . import check_id, checked_url, ctx, json_body, write_token_required
 
