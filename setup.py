@@ -39,13 +39,13 @@ class OptionalBuildExt(build_ext):
     def run(self):
         try:
             super().run()
-        except Exception as exc:  # noqa: BLE001 - any build failure means "fall back"
+        except Exception as exc:  # any build failure means "fall back"
             self._fall_back(exc)
 
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._fall_back(exc)
 
     @staticmethod

@@ -38,14 +38,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dots_solve_bench import say, table  # noqa: E402
+from dots_solve_bench import say, table
 
-from boxfish.engine.analysis import Limit  # noqa: E402
-from boxfish.engine.dots.game import dots_and_boxes  # noqa: E402
-from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
-from boxfish.engine.dots.search.board import tables  # noqa: E402
-from boxfish.engine.dots.search.caches import DotsCaches  # noqa: E402
-from boxfish.engine.dots.search.driver import analyse_position  # noqa: E402
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots.game import dots_and_boxes
+from boxfish.engine.dots.positions import biased_play, safe_play
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.caches import DotsCaches
+from boxfish.engine.dots.search.driver import analyse_position
 
 GiB = 1 << 30
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder: the benches' own
 
-from dots_solve_bench import MiB, core_searches, say, table  # noqa: E402
-from dots_timed_bench import load_baseline  # noqa: E402
+from dots_solve_bench import MiB, core_searches, say, table
+from dots_timed_bench import load_baseline
 
 
 def run(driver, w, h, drawn, limit, solve):

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dots_solve_bench import say  # noqa: E402
-from dots_timed_bench import Engine, current_search, load_baseline  # noqa: E402
+from dots_solve_bench import say
+from dots_timed_bench import Engine, current_search, load_baseline
 
-from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
+from boxfish.engine.dots.positions import biased_play, safe_play
 
 W = H = 5
 

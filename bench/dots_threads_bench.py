@@ -41,7 +41,7 @@ from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.driver import analyse_position
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dots_solve_bench import say, table  # noqa: E402  (this folder: the script's own)
+from dots_solve_bench import say, table  # this folder: the script's own
 
 MiB = 1 << 20
 GiB = 1 << 30

@@ -24,10 +24,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dots_solve_bench import table  # noqa: E402
+from dots_solve_bench import table
 
-from boxfish.service.runtime.embedded_redis import free_port  # noqa: E402
-from tests.image import buildah  # noqa: E402
+from boxfish.service.runtime.embedded_redis import free_port
+from tests.image import buildah
 
 
 def main() -> int:

@@ -27,7 +27,7 @@ from boxfish import engine
 from boxfish.service.runtime.embedded_redis import free_port
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from service_bench import launch_serve, pct, stop_serve  # noqa: E402
+from service_bench import launch_serve, pct, stop_serve
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"

@@ -27,7 +27,7 @@ from boxfish.service.pictures import render
 from boxfish.service.runtime.embedded_redis import free_port
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from service_bench import launch_serve, pct, stop_serve  # noqa: E402
+from service_bench import launch_serve, pct, stop_serve
 
 
 def position(name: str, moves: int, seed: int = 1, **params):

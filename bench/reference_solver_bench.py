@@ -104,7 +104,7 @@ def speed(args) -> None:
 
 def regression(args) -> None:
     sys.path.insert(0, str(ROOT / "tests" / "engine" / "dots"))
-    import test_search_regression as rec  # noqa: E402
+    import test_search_regression as rec
 
     from boxfish.engine.dots.search.board import tables
 

@@ -127,11 +127,11 @@ class Client(_core.Core):
         yielded; the iterator ends after the move that finishes the game (at once if it is
         finished and has no move after ``after``; after a reset to a finished game).
 
-        ``after``: a serial (an int: trusted, the moves after it, as servers before heads
-        did), or a log position ``<serial>.<head>``, the ``position`` of a :class:`Game` (its
-        ``ETag``), of a :class:`Move` yielded earlier or of a reset: the server checks it,
-        and if its log no longer has that history (a failover lost moves), the first item is
-        a GameReset. Each move yielded carries its ``position``.
+        ``after``: a serial (an int: trusted, the moves after it), or a log position
+        ``<serial>.<head>``, the ``position`` of a :class:`Game` (its ``ETag``), of a
+        :class:`Move` yielded earlier or of a reset: the server checks it, and if its log no
+        longer has that history (a failover lost moves), the first item is a GameReset.
+        Each move yielded carries its ``position``.
 
         A dropped stream (the server restarting, the connection lost, nothing received, not
         even a keep-alive, for ``idle_timeout`` seconds) is reopened, after a backoff, with

@@ -33,7 +33,7 @@ class Game:
     own fields (``lines``, ``board``, ...) are in ``raw``. ``token`` is the secret write token,
     shown only once, by ``create_game`` (None otherwise). ``position`` names the log position
     of this state, ``<serial>.<head>`` (the head a hash of the whole history up to the serial;
-    the bare serial at serial 0 and for games stored before heads): the answer's ``ETag``, or
+    the bare serial at serial 0): the answer's ``ETag``, or
     the id of the stream's ``game`` event; pass it as ``events(game_id, after=position)`` to
     follow the game from this very state (None: the server named none)."""
 
@@ -73,8 +73,7 @@ class Move:
     ``replayed``: ``play`` got the answer of an earlier attempt of the same move (the move was
     stored once). ``position``: the log position after this move (``<serial>.<head>``, see
     :attr:`Game.position`), to resume a later ``events`` call from: from ``play`` the one the
-    server answered, from ``events`` the event's id (None from ``moves``, and for a game
-    stored before heads were kept)."""
+    server answered, from ``events`` the event's id (None from ``moves``)."""
 
     serial: int
     move: list

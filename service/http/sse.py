@@ -7,12 +7,11 @@ history up to the serial). A client resuming with ``Last-Event-ID: <serial>.<hea
 moves after that serial if the head is the log's there; if not, or if the serial is beyond
 the log's end, the client holds moves the log lost in a failover (one head cannot tell which:
 the first serial that may differ is 1), and the stream starts afresh with a ``game`` event. A
-bare serial (an old-style id, or ``?after=N``) is trusted, as before heads, unless beyond the
-log's end. An open stream that finds that the log lost what it sent sends a ``game`` event
-too: when a move it reads does not chain onto the head it sent last (each log entry keeps
-the head after it), or, when idle, when the log is shorter than its last event or has
-another head at that serial. A
-comment line ``: keep-alive`` is sent when nothing happened for ``sse_keepalive_s``. The
+bare serial (``Last-Event-ID: N`` or ``?after=N``) is trusted unless beyond the log's end.
+An open stream that finds that the log lost what it sent sends a ``game`` event too: when a
+move it reads does not chain onto the head it sent last (each log entry keeps the head after
+it), or, when idle, when the log is shorter than its last event or has another head at that
+serial. A comment line ``: keep-alive`` is sent when nothing happened for ``sse_keepalive_s``. The
 stream ends after the move that finishes the game (at once if it is finished already).
 
 Each stream waits with a blocking read on the game's log (``Recorder.wait``: ``XREAD BLOCK`` on
@@ -68,14 +67,12 @@ def _game_event(services, meta):
 
 def _on_log(services, meta, after: int, after_head: str | None) -> tuple[bool, str | None]:
     """Whether the resume point (``after``, ``after_head``) is a position of the log (``meta``
-    just read), and the log's head there (None: unknown). A serial beyond the log's end is
-    not (the client saw moves the log lost); a bare serial (no head) within it is trusted."""
+    just read), and the log's head there. A serial beyond the log's end is not (the client
+    saw moves the log lost); a bare serial (no head) within it is trusted."""
     if after > meta.serial:
         return False, None
     head = services.games.head_at(meta, after)
-    if after_head is None or head is None:
-        return True, head
-    return head == after_head, head
+    return after_head is None or head == after_head, head
 
 
 def _events(services, meta, after: int | None, after_head: str | None):
@@ -101,8 +98,7 @@ def _events(services, meta, after: int | None, after_head: str | None):
         events = recorder.wait(meta.game_id, last, keepalive if started else 0)
         if not events:
             meta = recorder.get_meta(meta.game_id)
-            if meta.serial < last or (meta.serial == last and head is not None
-                                      and meta.head not in (None, head)):
+            if meta.serial < last or (meta.serial == last and meta.head != head):
                 restart = True  # the log lost what was sent (a failover)
                 continue
             if meta.status == "finished" and last >= meta.serial:
@@ -112,14 +108,13 @@ def _events(services, meta, after: int | None, after_head: str | None):
             continue
         started = True
         for event in events:
-            chained = None if head is None else next_head(head, event)
-            if chained is not None and event.head is not None and event.head != chained:
+            if event.head != next_head(head, event):
                 # The event follows another history than the one sent: the log lost moves
                 # the stream sent and others took their serials (a failover).
                 meta = recorder.get_meta(meta.game_id)
                 restart = True
                 break
-            head = event.head if event.head is not None else chained
+            head = event.head
             yield sse("move", event.response(), position_tag(event.serial, head))
             last = event.serial
             if event.finished:

@@ -174,7 +174,7 @@ def test_events_resume_across_a_server_restart(restartable_server, caplog):
             try:
                 with Client(server.url, retries=10, backoff=0.1) as reader:
                     seen.extend(reader.events(game.id, after=0))
-            except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            except BaseException as exc:  # reported by the test below
                 failure.append(exc)
 
         thread = threading.Thread(target=follow, daemon=True)

@@ -42,7 +42,7 @@ class Follower:
             with Client(url, retries=12, backoff=0.1, transport=self.transport) as reader:
                 for item in reader.events(game_id, after=after, idle_timeout=10.0):
                     self.seen.append(item)
-        except BaseException as exc:  # noqa: BLE001 - reported by the tests
+        except BaseException as exc:  # reported by the tests
             self.failure.append(exc)
 
     def wait_for(self, condition, what: str) -> None:

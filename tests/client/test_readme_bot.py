@@ -24,7 +24,7 @@ def test_the_readme_bot_example_plays_a_whole_game(server_url, rq_worker):
         def seat(n: int) -> None:
             try:
                 play_seat(server_url, game.id, game.token, n, time_ms=30)
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:  # reported below
                 errors.append(exc)
 
         threads = [threading.Thread(target=seat, args=(n,), daemon=True) for n in (0, 1)]

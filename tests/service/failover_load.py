@@ -309,7 +309,7 @@ class Player:
             while not stop.is_set() and not self.finished:
                 status = self.step()
                 stop.wait(pace_s if status == 201 else RETRY_PAUSE_S)
-        except Exception as exc:  # noqa: BLE001 - the test reports it
+        except Exception as exc:  # the test reports it
             with self.ledger.lock:
                 self.ledger.failures.append(f"client {self.index}: {exc!r}")
         finally:

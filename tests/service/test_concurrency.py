@@ -56,7 +56,7 @@ def _worker(base: str, game_id: str, auth: dict, seed: int, out: list) -> None:
                 status, body, _ = http.request("POST", f"/v1/games/{game_id}/moves",
                                                payload, auth)
                 out.append((kind, status, body, (move, seen_serial)))
-    except Exception as exc:  # noqa: BLE001 - reported by the test
+    except Exception as exc:  # reported by the test
         out.append(("exception", 0, repr(exc), None))
     finally:
         http.close()

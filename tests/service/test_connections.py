@@ -1,4 +1,4 @@
-"""The service's Redis connections (``service.connections``), their settings, and what the
+"""The service's Redis connections (``service.store.connections``), their settings, and what the
 service says when it cannot start with them.
 
 * The settings of the cluster and of replicated acknowledgements: defaults, environment

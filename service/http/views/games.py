@@ -88,7 +88,7 @@ def get_game(game_id: str):
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
     # 304 only for the ETag of this log position: an old-style ETag (the bare serial) names no
-    # head, so it is current only at serial 0 or in a game whose head is unknown; otherwise
+    # head, so it is current only at serial 0; otherwise
     # it gets the state and the new ETag (once). A state of a history the log lost in a
     # failover has another head: 200.
     etag = _etag(meta)

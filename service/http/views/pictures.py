@@ -102,14 +102,14 @@ def game_board(game_id: str, fmt: str):
     meta = games.meta(check_id(game_id, "game"))
     size = _size()
     at, asked_head = _at(meta)
-    head = games.head_at(meta, at)  # None: a game stored before heads were kept
-    if asked_head is not None and head is not None and asked_head != head:
+    head = games.head_at(meta, at)
+    if asked_head is not None and asked_head != head:
         raise NotFound(f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
                        f"another history at serial {at} (a store failover lost moves); ask "
                        f"for the game's current ETag or ?at={at}")
-    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, head or "", fmt,
+    etag = _etag("game", DRAWING_VERSION, meta.game_id, at, head, fmt,
                  size if fmt == "png" else "")
-    immutable = asked_head is not None and head is not None
+    immutable = asked_head is not None
     return _answer(fmt, size, etag, immutable,
                    lambda: render(fmt, games.state_at(meta, at), width=size))
 
