@@ -432,7 +432,7 @@ def test_a_job_whose_worker_is_back_is_not_failed(settings, redis_client):
     service, job, _ = _started_by_a_gone_worker(settings, redis_client,
                                                 f"{settings.queue_name}-back")
     assert service._abandoned(job)
-    redis_client.set(service.store.keys.analysis_alive(job.id), 1, px=5000)
+    redis_client.set(service.keys.analysis_alive(job.id), 1, px=5000)
     service._fail_abandoned(job)
     assert job.get_status(refresh=True) == "started"
     assert service.status(job) == "started"
