@@ -47,7 +47,7 @@ from .sources import SELFPLAY_NODES, SOURCES, generate, params
 
 GiB = 1 << 30
 
-__all__ = ["Job", "Outcome", "exact_values", "main", "parse_board", "parse_counts", "report", "run"]
+__all__ = ["Job", "Outcome", "Solver", "exact_values", "main", "parse_board", "parse_counts", "report", "run"]
 
 
 def exact_values(w: int, h: int, drawn: int, caches: DotsCaches | None = None,
@@ -109,32 +109,49 @@ class Job:
 
 # -- the solving side (a worker process, or this one) ---------------------------------------
 
-#: A worker's settings and its caches, one per board size, kept from position to position.
-_worker: dict = {}
+class Solver:
+    """What a solving process keeps from position to position: the caches of one board (the
+    last one asked for; a new board size drops them), its table bound and search threads."""
+
+    def __init__(self, table_bytes: int, threads: int):
+        self.table_bytes = table_bytes
+        self.threads = threads
+        self._board: tuple[int, int] | None = None
+        self._caches: DotsCaches | None = None
+
+    def caches(self, w: int, h: int) -> DotsCaches:
+        if self._board != (w, h):
+            self._caches = DotsCaches(tables(w, h), table_bytes=self.table_bytes)
+            self._board = (w, h)
+        return self._caches
+
+    def solve(self, task: tuple) -> tuple[str, dict]:
+        """(source, record) of one position: ``task`` = (w, h, source, seed, u, i, params,
+        cap)."""
+        w, h, source, seed, u, i, prm, cap = task
+        p = generate(source, w, h, seed, u, i, prm)
+        rec = {"u": u, "i": i, "drawn": hex(p.drawn), "to_move": p.to_move}
+        rec.update(exact_values(w, h, p.drawn, self.caches(w, h), cap, self.threads))
+        return source, rec
 
 
-def _init_worker(table_bytes: int, threads: int, worker: bool = True) -> None:
-    if worker:
+class _Process:
+    """A pool process's one solver, set by the pool's initializer (a process holds no other
+    state of a run)."""
+
+    solver: Solver | None = None
+
+    @classmethod
+    def init(cls, table_bytes: int, threads: int) -> None:
         # Ctrl-C reaches the whole process group: the run stops its workers itself, by
         # SIGTERM, whose handler a forked worker would otherwise inherit from the run
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _worker.clear()
-    _worker.update(table_bytes=table_bytes, threads=threads, caches={})
+        cls.solver = Solver(table_bytes, threads)
 
-
-def _solve_task(task: tuple) -> tuple[str, dict]:
-    """(source, record) of one position: ``task`` = (w, h, source, seed, u, i, params,
-    cap)."""
-    w, h, source, seed, u, i, prm, cap = task
-    p = generate(source, w, h, seed, u, i, prm)
-    caches = _worker["caches"].get((w, h))
-    if caches is None:
-        caches = _worker["caches"][w, h] = DotsCaches(tables(w, h),
-                                                      table_bytes=_worker["table_bytes"])
-    rec = {"u": u, "i": i, "drawn": hex(p.drawn), "to_move": p.to_move}
-    rec.update(exact_values(w, h, p.drawn, caches, cap, _worker["threads"]))
-    return source, rec
+    @classmethod
+    def solve(cls, task: tuple) -> tuple[str, dict]:
+        return cls.solver.solve(task)
 
 
 def _results(job: Job, tasks: list[tuple], stop: Callable[[], bool]
@@ -142,15 +159,15 @@ def _results(job: Job, tasks: list[tuple], stop: Callable[[], bool]
     """The solved tasks, until they are all done or ``stop()`` says so."""
     table_bytes = int(job.table_gb * GiB)
     if job.workers <= 0:
-        _init_worker(table_bytes, job.threads, worker=False)
+        solver = Solver(table_bytes, job.threads)
         for task in tasks:
             if stop():
                 return
-            yield _solve_task(task)
+            yield solver.solve(task)
         return
-    pool = multiprocessing.Pool(job.workers, _init_worker, (table_bytes, job.threads))
+    pool = multiprocessing.Pool(job.workers, _Process.init, (table_bytes, job.threads))
     try:
-        it = pool.imap_unordered(_solve_task, tasks, chunksize=1)
+        it = pool.imap_unordered(_Process.solve, tasks, chunksize=1)
         for _ in tasks:
             while True:
                 if stop():
