@@ -178,17 +178,21 @@ class Tables:
     ``twin_pairs``: ``(bit of a, b - a)`` for twins ``a < b``. ``bit_tabs``: the line ids of
     each chunk of a bitboard (boards of up to 64 lines). ``fill_orders`` and ``fills``: the
     evaluation's ``FILLS`` fill orders and their bit tables. ``compiled_board``: the
-    compiled core's copy of these tables (``compiled.board``), made on first use.
+    compiled core's copy of these tables (``compiled.board``), made on first use;
+    ``learned_model``: the board's learned evaluation (``learned.model_for``: None until
+    asked for, False when the board has none).
     """
 
     __slots__ = ("geo", "w", "h", "nl", "nb", "nh", "full", "moves", "box_mask", "box_lines",
                  "line_boxes", "line_box_mask", "other", "syms", "inv", "nimg", "sym_keys",
                  "id_keys", "twin_groups", "twin_pairs", "kswap1", "cbits", "bit_tabs",
-                 "centrality", "fill_orders", "fills", "compiled_board")
+                 "centrality", "fill_orders", "fills", "compiled_board",
+                 "learned_model")
 
     def __init__(self, w: int, h: int) -> None:
         geo = self.geo = geometry(w, h)
         self.compiled_board = None  # the compiled core's copy, made on first use
+        self.learned_model = None  # learned.model_for's, loaded on first use
         self.w, self.h = w, h
         nl = self.nl = geo.num_lines
         self.nb = geo.num_boxes

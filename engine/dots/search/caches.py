@@ -3,7 +3,8 @@ and its budget (the one statement of it).
 
 A :class:`DotsCaches` holds, for one board size: the transposition table (``tt``), the horizon
 evaluation with its memos (``evaluator``: leaf values and the values of the positions its
-fills end in) and the chain DP's memo (``dp``, shared by the evaluation and the search's exact
+fills end in; ``learned_evaluator()``: the learned evaluation's leaf values) and the chain DP's
+memo (``dp``, shared by the evaluation and the search's exact
 loony endgames); the compiled core (:mod:`compiled`) keeps its own table and memos in one
 object (``compiled``), made on its first search. Every one of them is bounded, and
 ``clear()`` empties them all. A new member (another table, say) is added here, to
@@ -32,6 +33,7 @@ from ..chain_dp import LoonyDP
 from . import compiled as _compiled
 from .board import Tables, tables
 from .evaluate import Evaluator
+from .learned import LearnedEvaluator, model_for
 from .table import TranspositionTable
 
 #: An auxiliary cache's share of an owner's entries: 1 / AUX_SHARE of them, at most AUX_MAX.
@@ -75,7 +77,8 @@ class DotsCaches:
     ``tt`` (then that table's own bound holds for it); an owner both cores search with holds
     at most the budget for each. Not thread-safe: one search at a time."""
 
-    __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp")
+    __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp",
+                 "_learned")
 
     def __init__(self, t: Tables, max_entries: int | None = None,
                  tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
@@ -87,7 +90,7 @@ class DotsCaches:
         self.t = t
         self.max_entries = max_entries
         self._tt = tt
-        self._evaluator = self._dp = None
+        self._evaluator = self._dp = self._learned = None
         if table_bytes is None:
             table_bytes = (own_table_bytes() if own
                            else self._tt_entries() * _compiled.entry_bytes(t.nl))
@@ -118,6 +121,17 @@ class DotsCaches:
             self._evaluator = Evaluator(self.t, aux_entries(self.max_entries), self.dp)
         return self._evaluator
 
+    def learned_evaluator(self) -> LearnedEvaluator:
+        """The Python search's learned evaluation and its memo (made on first use; it
+        shares ``evaluator``'s fills and their memo). ``ValueError`` where the board has no
+        model."""
+        if self._learned is None:
+            model = model_for(self.t)
+            if model is None:
+                raise ValueError(f"no learned evaluation for a {self.t.w}x{self.t.h} board")
+            self._learned = LearnedEvaluator(self.evaluator, model)
+        return self._learned
+
     def compiled_table(self):
         """The compiled core's table and memos (made on first use; raises RuntimeError
         when the core is not available)."""
@@ -135,6 +149,8 @@ class DotsCaches:
             out["tt"] = self._tt.max_entries
         if self._evaluator is not None:
             out["values"] = out["ends"] = self._evaluator.max_entries
+        if self._learned is not None:
+            out["learned"] = self._learned.max_entries
         if self._dp is not None:
             out["dp"] = self._dp.max_entries
         if self.compiled is not None:
@@ -150,6 +166,8 @@ class DotsCaches:
         if self._evaluator is not None:
             out["values"] = len(self._evaluator.values)
             out["ends"] = len(self._evaluator.ends)
+        if self._learned is not None:
+            out["learned"] = len(self._learned)
         if self._dp is not None:
             out["dp"] = len(self._dp)
         if self.compiled is not None:
@@ -160,7 +178,7 @@ class DotsCaches:
 
     def clear(self) -> None:
         """Empty every cache."""
-        for c in (self._tt, self._evaluator, self._dp, self.compiled):
+        for c in (self._tt, self._evaluator, self._learned, self._dp, self.compiled):
             if c is not None:
                 c.clear()
 

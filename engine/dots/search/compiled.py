@@ -126,6 +126,18 @@ def board(t: Tables):
     return b
 
 
+def model(m):
+    """The compiled core's copy of a :class:`~.learned.Model` (made once per model)."""
+    c = m.compiled
+    if c is None:
+        c = m.compiled = _core.Model(
+            m.features, int(m.w1.shape[0]), int(m.w2.shape[0]), m.shift,
+            m.w1.T.astype("<i4").tobytes(), m.b1.astype("<i8").tobytes(),
+            m.w2.astype("<i4").tobytes(), m.b2.astype("<i8").tobytes(),
+            m.w3.astype("<i4").tobytes(), m.b3)
+    return c
+
+
 def core(t: Tables, table, symmetry: bool, aborted: type[BaseException], clock):
     """A search session of the compiled core on ``t``'s board with ``table``."""
     return _core.Core(board(t), table, aborted, clock, symmetry)

@@ -393,7 +393,8 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
                      tt: TranspositionTable | None = None, symmetry: bool = True,
                      game: str = GAME_NAME, start: float | None = None,
                      solve: bool | None = None, caches: DotsCaches | None = None,
-                     core: str | None = None, threads: int = 1) -> Analysis:
+                     core: str | None = None, threads: int = 1,
+                     evaluation: str | None = None) -> Analysis:
     """``analyse`` on a bare bitboard (used by the benchmarks and tests). ``start``: the
     ``time.perf_counter()`` the time limit counts from (default: now). ``solve``: aim for a
     proof from the third iteration on (default: when there is no limit at all). ``caches``:
@@ -403,7 +404,10 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     takes the board, unless ``tt`` is given; see :func:`compiled.resolve`, which raises
     ``ValueError`` for a core that cannot run). ``threads``: the threads the compiled core's
     search may run (see :mod:`compiled`; at most ``compiled.MAX_THREADS``); the Python search
-    runs on one whatever it says.
+    runs on one whatever it says. ``evaluation``: the horizon evaluation, ``"learned"`` or
+    ``"fill"`` (default: ``learned`` where the board has a model; see
+    :func:`~engine.dots.search.learned.resolve_evaluation`, which raises ``ValueError`` for
+    one that cannot run).
 
     The search recurses once per line it draws (two frames each). When the interpreter's
     recursion limit leaves too few frames for that (the frames in use, two per undrawn line
@@ -416,18 +420,18 @@ def analyse_position(w: int, h: int, drawn: int, limit: Limit | None = None,
     old = sys.getrecursionlimit()
     if old >= need:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches, core, threads)
+                                 game, start, solve, caches, core, threads, evaluation)
     sys.setrecursionlimit(need)
     try:
         return _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry,
-                                 game, start, solve, caches, core, threads)
+                                 game, start, solve, caches, core, threads, evaluation)
     finally:
         if sys.getrecursionlimit() == need:
             sys.setrecursionlimit(old)
 
 
 def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, game, start,
-                      solve, caches, core, threads) -> Analysis:
+                      solve, caches, core, threads, evaluation) -> Analysis:
     if start is None:
         start = time.perf_counter()
     limit = limit or Limit()
@@ -442,10 +446,11 @@ def _analyse_position(w, h, drawn, limit, multipv, on_progress, tt, symmetry, ga
     if core == "c":
         searcher = CompiledSearcher(t, symmetry=symmetry, deadline=deadline,
                                     max_nodes=limit.nodes, caches=caches,
-                                    threads=compiled.threads_of(threads))
+                                    threads=compiled.threads_of(threads),
+                                    evaluation=evaluation)
     else:
         searcher = Searcher(t, tt=tt, symmetry=symmetry, deadline=deadline,
-                            max_nodes=limit.nodes, caches=caches)
+                            max_nodes=limit.nodes, caches=caches, evaluation=evaluation)
     try:
         return _search_and_answer(searcher, drawn, legal, limit, multipv, on_progress, game,
                                   start, deadline, solve, core)
@@ -704,15 +709,15 @@ def _assemble(searcher: SearchSession, drawn: int, legal: list[int], last: Depth
 def analyse(state, limit: Limit | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
             cache=None, start: float | None = None, core: str | None = None,
-            threads: int = 1) -> Analysis:
+            threads: int = 1, evaluation: str | None = None) -> Analysis:
     """Analyse a Dots-and-Boxes ``state`` (a :class:`~engine.dots.state.DotsState`, or
     anything with ``game.width/height`` and ``drawn``) within ``limit``; see
     ``engine.analysis.analyse`` (``mate_in`` is always None: the value is the box margin).
     ``cache``: an ``engine.analysis.SearchCache`` whose caches for this board size (a
     :class:`~engine.dots.search.caches.DotsCaches`: the TT, the evaluation's and the chain DP's
     memos) the search starts from and leaves its entries in. ``start``: the
-    ``time.perf_counter()`` the time limit counts from (default: now). ``core`` and
-    ``threads``: see :func:`analyse_position`."""
+    ``time.perf_counter()`` the time limit counts from (default: now). ``core``,
+    ``threads`` and ``evaluation``: see :func:`analyse_position`."""
     if start is None:
         start = time.perf_counter()
     game = state.game
@@ -722,4 +727,4 @@ def analyse(state, limit: Limit | None = None, multipv: int | None = None,
               if cache is not None else None)
     return analyse_position(w, h, _drawn_of(state, t), limit, multipv, on_progress,
                             game=getattr(game, "name", GAME_NAME), start=start, caches=caches,
-                            core=core, threads=threads)
+                            core=core, threads=threads, evaluation=evaluation)

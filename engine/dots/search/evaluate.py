@@ -87,14 +87,29 @@ class Evaluator:
                    blocked: int | None = None) -> int:
         """The fill in ``t.fill_orders[i]`` and the parity-signed value of where it ends
         (``blocked``: the lines no fill may draw, when the caller has them)."""
+        if blocked is None:
+            blocked = _blocked(self.t, drawn, vals)
+        k, end, end_vals = self.fill(drawn, vals, i, blocked)
+        f = self.loony(end, end_vals)
+        # the parity of the fill is a guess that firms up as the safe lines run out: with
+        # many left it is worth little (and must not pay for a real box sacrificed early on)
+        weight = PARITY_HORIZON - k
+        if weight <= 0:
+            return 0
+        if weight < PARITY_RAMP:
+            f = f * weight // PARITY_RAMP
+        return f if k & 1 else -f
+
+    def fill(self, drawn: int, vals: list[int], i: int,
+             blocked: int) -> tuple[int, int, list[int]]:
+        """The greedy fill of safe lines in ``t.fill_orders[i]`` (``blocked``: the lines it
+        may not draw): ``(lines drawn, position, valences)`` where it ends."""
         t = self.t
         fo = t.fills[i]
         vals = vals[:]
         line_boxes = t.line_boxes
         box_masks = fo.box_masks
         order = fo.order
-        if blocked is None:
-            blocked = _blocked(t, drawn, vals)
         # the lines still to try, in order space
         todo = ~fo.to_order(blocked) & t.full
         k = 0
@@ -108,10 +123,15 @@ class Evaluator:
                 v = vals[b] = vals[b] + 1
                 if v == 2:
                     todo &= ~box_masks[b]
+        return k, drawn, vals
+
+    def loony(self, drawn: int, vals: list[int]) -> int:
+        """The chain DP's value, for the player in control, of where a fill ends (boxes of
+        valence 0 or 1 counted with the longest chain), remembered by position."""
         ends = self.ends
         f = ends.get(drawn)
         if f is None:
-            chains, loops, joints = chain_counts(t, drawn, vals)
+            chains, loops, joints = chain_counts(self.t, drawn, vals)
             if joints:
                 if chains:
                     i = chains.index(max(chains))
@@ -122,14 +142,7 @@ class Evaluator:
             if len(ends) >= self.max_entries:
                 ends.clear()
             ends[drawn] = f
-        # the parity of the fill is a guess that firms up as the safe lines run out: with
-        # many left it is worth little (and must not pay for a real box sacrificed early on)
-        weight = PARITY_HORIZON - k
-        if weight <= 0:
-            return 0
-        if weight < PARITY_RAMP:
-            f = f * weight // PARITY_RAMP
-        return f if k & 1 else -f
+        return f
 
     def clear(self) -> None:
         """Forget every remembered value (not the chain DP's: it has its own owner)."""

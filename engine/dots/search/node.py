@@ -53,6 +53,7 @@ from ..geometry import bits
 from . import compiled
 from .board import Tables
 from .caches import DotsCaches
+from .learned import model_for, resolve_evaluation
 from .table import INF, PROVEN, TranspositionTable
 
 #: Boards of more lines than this read the clock at every node (see :func:`build_node`).
@@ -208,7 +209,8 @@ class Searcher(SearchSession):
 
     ``caches``: the :class:`~engine.dots.search.caches.DotsCaches` of the board size (TT,
     evaluation and chain DP memos; default: a fresh one); ``tt``: a table to use instead of
-    the caches' own. ``record_keys`` (tests): ``handed_keys`` then lists (parent, {line:
+    the caches' own. ``evaluation``: the horizon evaluation, ``"learned"`` or ``"fill"``
+    (default: :func:`~.learned.resolve_evaluation`'s). ``record_keys`` (tests): ``handed_keys`` then lists (parent, {line:
     child's key as handed down}) of every enhanced transposition cutoff that went through
     all its lines.
     """
@@ -216,10 +218,13 @@ class Searcher(SearchSession):
     def __init__(self, t: Tables, tt: TranspositionTable | None = None,
                  symmetry: bool = True, deadline: float | None = None,
                  max_nodes: int | None = None, record_keys: bool = False,
-                 caches: DotsCaches | None = None) -> None:
+                 caches: DotsCaches | None = None, evaluation: str | None = None) -> None:
         caches = caches if caches is not None else DotsCaches(t, tt=tt)
         super().__init__(t, tt if tt is not None else caches.tt, symmetry, deadline,
                          max_nodes, caches)
+        self.evaluation = resolve_evaluation(evaluation, t)
+        self.evaluator = (caches.learned_evaluator() if self.evaluation == "learned"
+                          else caches.evaluator)
         # the key's tables: under the board's symmetries, or the identity only
         self.keys = t.sym_keys if self.symmetry else t.id_keys
         self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
@@ -342,8 +347,8 @@ class CompiledSearcher(SearchSession):
     none is given). The counters, limits and settings live in the core (``core``) and are
     read and set through the usual attributes. ``threads``: the threads each ``search`` may
     run (1 to ``compiled.MAX_THREADS``; see :mod:`compiled`): with more than one, ``nodes``
-    counts every thread's and the node budget is on that sum. Raises ``ValueError`` when the
-    core cannot search the board."""
+    counts every thread's and the node budget is on that sum. ``evaluation``: as
+    :class:`Searcher`'s. Raises ``ValueError`` when the core cannot search the board."""
 
     nodes = _InCore()
     tt_hits = _InCore()
@@ -355,13 +360,16 @@ class CompiledSearcher(SearchSession):
 
     def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
                  max_nodes: int | None = None, caches: DotsCaches | None = None,
-                 threads: int = 1) -> None:
+                 threads: int = 1, evaluation: str | None = None) -> None:
         caches = caches if caches is not None else DotsCaches(t)
         table = caches.compiled_table()
         table.new_search()
         self.core = compiled.core(t, table, uses_symmetry(t, symmetry), SearchAborted,
                                   time.perf_counter)
         self.core.threads = threads
+        self.evaluation = resolve_evaluation(evaluation, t)
+        if self.evaluation == "learned":
+            self.core.model = compiled.model(model_for(t))
         super().__init__(t, table, symmetry, deadline, max_nodes, caches)
         self.search = self.core.search
 
@@ -518,7 +526,7 @@ def _node_leaf(s: Searcher):
     or the horizon)."""
     t = s.t
     store = s.tt.store
-    evaluate = s.caches.evaluator.evaluate
+    evaluate = s.evaluator.evaluate
     loony_value = s.caches.dp.value
 
     def node_leaf(drawn, depth, vals, decisions, key):

@@ -16,7 +16,8 @@
  *
  * The units, compiled as one translation unit by module.c (in this order): board.c (the
  * board's tables and keys), table.c (the transposition table and the memos), chain_dp.c (the
- * chains and loops of a position and the chain DP), evaluate.c (the horizon evaluation),
+ * chains and loops of a position and the chain DP), evaluate.c (the horizon evaluations,
+ * fill and learned),
  * moves.c (forced captures, safe lines, sacrifices), node.c (the node's phases and
  * search()), threads.c (a search on several threads), module.c (the Python types' glue).
  *
@@ -166,6 +167,7 @@ typedef struct {
  * a helper thread its session's (see threads.c). */
 typedef struct {
     Memo *eval, *ends;      /* horizon values, and loony values of fill ends (direct-mapped) */
+    const void *eval_tag;   /* the evaluation ``eval`` holds values of (its Model, or NULL) */
     LoonyMemo *loony;       /* the chain DP's memo (open addressing, emptied when 3/4 full) */
     size_t loony_used;
     size_t slots;           /* slots of each memo (a power of two) */
@@ -188,6 +190,22 @@ typedef struct {
     Memos memo;             /* the main thread's memos */
 } Table;
 
+/* ------------------------------------------------------------------------------- Model */
+
+/* The learned evaluation's integer network (engine/dots/search/learned.py's Model). */
+#define MAXFEAT (MAXL + 3 * MAXB + 3 * 4 + 11)
+#define MAXHIDDEN 256
+typedef struct {
+    PyObject_HEAD
+    int nf, h1, h2, shift;
+    int32_t *w1t;   /* [nf][h1]: the first layer, feature by feature */
+    int64_t *b1;    /* [h1] */
+    int32_t *w2;    /* [h2][h1] */
+    int64_t *b2;    /* [h2] */
+    int32_t *w3;    /* [h2] */
+    int64_t b3;
+} Model;
+
 /* -------------------------------------------------------------------------------- Core */
 
 /* The most threads one search runs (the main one and its helpers). */
@@ -197,6 +215,7 @@ typedef struct Core {
     PyObject_HEAD
     Board *B;
     Table *T;
+    Model *model;      /* the learned evaluation's network, or NULL: the fill evaluation */
     PyObject *aborted; /* the exception class raised when a limit stops the search */
     PyObject *clock;   /* time.perf_counter: the clock the deadline is given in */
     long long nodes, tt_hits, horizon, max_nodes;

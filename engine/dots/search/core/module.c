@@ -71,6 +71,7 @@ static void Core_dealloc(Core *S)
     Py_XDECREF(S->T);
     Py_XDECREF(S->aborted);
     Py_XDECREF(S->clock);
+    Py_XDECREF(S->model);
     for (int i = 1; i < MAX_THREADS; i++)
         if (S->helper[i]) {
             memos_free(&S->helper[i]->own);
@@ -179,7 +180,67 @@ static PyObject *Core_search(Core *S, PyObject *args)
     return PyLong_FromLong(v);
 }
 
+/* The drawn lines of ``o`` on the core's board, with their box valences, for a leaf's
+ * evaluation: -1 (an exception set) when ``o`` has bits beyond the board or a box to take. */
+static int leaf_of(Core *S, PyObject *o, bb_t *drawn, uint8_t *vals)
+{
+    const Board *B = S->B;
+    if (to_bb(o, drawn) < 0)
+        return -1;
+    if (*drawn & ~B->full) {
+        PyErr_SetString(PyExc_ValueError, "bits beyond the board's lines");
+        return -1;
+    }
+    for (int b = 0; b < B->nb; b++) {
+        vals[b] = (uint8_t)bb_count(*drawn & B->box_mask[b]);
+        if (vals[b] == 3) {
+            PyErr_SetString(PyExc_ValueError, "a box can be taken: not a horizon position");
+            return -1;
+        }
+    }
+    if (S->busy || S->T->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "a search is already running on this core or table");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Core_features(Core *S, PyObject *o)
+{
+    bb_t drawn;
+    uint8_t vals[MAXB];
+    int32_t x[MAXFEAT];
+    if (leaf_of(S, o, &drawn, vals) < 0)
+        return NULL;
+    int n = learned_features(S->B, S->M, drawn, vals, x);
+    PyObject *out = PyList_New(n);
+    for (int i = 0; out && i < n; i++) {
+        PyObject *v = PyLong_FromLong(x[i]);
+        if (!v) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+static PyObject *Core_evaluate(Core *S, PyObject *o)
+{
+    bb_t drawn;
+    uint8_t vals[MAXB];
+    if (leaf_of(S, o, &drawn, vals) < 0)
+        return NULL;
+    return PyLong_FromLong(evaluate(S->B, S->M, S->model, drawn, vals));
+}
+
 static PyMethodDef Core_methods[] = {
+    {"features", (PyCFunction)Core_features, METH_O,
+     "features(drawn) -> the learned evaluation's features of a position with no box to "
+     "take (learned.features)"},
+    {"evaluate", (PyCFunction)Core_evaluate, METH_O,
+     "evaluate(drawn) -> the horizon value of a position with no box to take, by the "
+     "core's evaluation (``model``)"},
     {"search", (PyCFunction)Core_search, METH_VARARGS,
      "search(drawn, alpha, beta, depth) -> value for the player to move; raises the "
      "``aborted`` exception when the deadline or the node budget is reached."},
@@ -283,7 +344,36 @@ static int Core_set_max_nodes(Core *S, PyObject *v, void *c)
     return 0;
 }
 
+static PyObject *Core_get_model(Core *S, void *c)
+{
+    return Py_NewRef(S->model ? (PyObject *)S->model : Py_None);
+}
+static int Core_set_model(Core *S, PyObject *v, void *c)
+{
+    if (!v || (v != Py_None && !PyObject_TypeCheck(v, &ModelType))) {
+        PyErr_SetString(PyExc_TypeError, "model must be a Model or None");
+        return -1;
+    }
+    if (v != Py_None) {
+        const Board *B = S->B;
+        int nf = B->nl + 3 * B->nb + 3 * B->nfills + 4 + 7;
+        if (((Model *)v)->nf != nf) {
+            PyErr_Format(PyExc_ValueError, "the model reads %d features, this board has %d",
+                         ((Model *)v)->nf, nf);
+            return -1;
+        }
+    }
+    if (S->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "a search is running on this core");
+        return -1;
+    }
+    Py_XSETREF(S->model, v == Py_None ? NULL : (Model *)Py_NewRef(v));
+    return 0;
+}
+
 static PyGetSetDef Core_getset[] = {
+    {"model", (getter)Core_get_model, (setter)Core_set_model,
+     "the learned evaluation's Model, or None: the fill evaluation", NULL},
     {"nodes", (getter)Core_get_nodes, (setter)Core_set_nodes, "positions searched", NULL},
     {"tt_hits", (getter)Core_get_tt_hits, (setter)Core_set_tt_hits, "table hits", NULL},
     {"horizon", (getter)Core_get_horizon, (setter)Core_set_horizon,
@@ -339,7 +429,7 @@ static PyObject *phase_names(void)
 PyMODINIT_FUNC PyInit__core(void)
 {
     if (PyType_Ready(&BoardType) < 0 || PyType_Ready(&TableType) < 0 ||
-        PyType_Ready(&CoreType) < 0)
+        PyType_Ready(&CoreType) < 0 || PyType_Ready(&ModelType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&coremodule);
     if (!m)
@@ -351,6 +441,7 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddObjectRef(m, "Board", (PyObject *)&BoardType) < 0 ||
         PyModule_AddObjectRef(m, "Table", (PyObject *)&TableType) < 0 ||
         PyModule_AddObjectRef(m, "Core", (PyObject *)&CoreType) < 0 ||
+        PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_LINES", MAXL) < 0 ||
         PyModule_AddIntConstant(m, "MAX_BOXES", MAXB) < 0 ||
         PyModule_AddIntConstant(m, "MAX_THREADS", MAX_THREADS) < 0 ||

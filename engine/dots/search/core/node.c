@@ -81,10 +81,10 @@ static int search(Core *S, const SearchCall *a);
 
 /* node_leaf's horizon evaluation, kept out of search(): inlined there, its fills' 17 KiB of
  * stack were part of every node's frame and its loops compiled worse. */
-static __attribute__((noinline)) int leaf_evaluate(const Board *B, Memos *M, bb_t drawn,
+static __attribute__((noinline)) int leaf_evaluate(const Core *S, bb_t drawn,
                                                    const uint8_t *vals)
 {
-    return evaluate(B, M, drawn, vals);
+    return evaluate(S->B, S->M, S->model, drawn, vals);
 }
 
 /* 1. Forced captures. */
@@ -211,7 +211,7 @@ NODE_PHASE int node_leaf(Core *S, Node *N)
     }
     if (N->depth <= 0) {
         S->horizon++;
-        N->value = leaf_evaluate(B, S->M, N->drawn, vals);
+        N->value = leaf_evaluate(S, N->drawn, vals);
         return 1;
     }
     return 0;

@@ -314,6 +314,7 @@ static int memos_alloc(Memos *M, size_t slots)
 {
     M->slots = slots;
     M->loony_used = 0;
+    M->eval_tag = NULL;
     M->eval = PyMem_RawCalloc(slots, sizeof(Memo));
     M->ends = PyMem_RawCalloc(slots, sizeof(Memo));
     M->loony = PyMem_RawCalloc(slots, sizeof(LoonyMemo));
