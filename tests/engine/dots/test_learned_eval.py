@@ -1,0 +1,241 @@
+"""The learned evaluation (``engine/dots/search/learned.py``, ``core/evaluate.c``): the same
+features and values in Python and C, the choice of evaluation, exact values that do not depend
+on it (against the independent reference solver), the model file, and training end to end."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+from boxfish.engine.analysis import Limit
+from boxfish.engine.dots.learn import train
+from boxfish.engine.dots.learn.data import Job, run
+from boxfish.engine.dots.positions import biased_play, safe_play
+from boxfish.engine.dots.search import compiled, learned
+from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search.evaluate import Evaluator
+from boxfish.engine.errors import SearchAborted
+from tests.engine.dots.reference import reference_move_values
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="needs the compiled core")
+
+
+def _random_model(w: int, h: int, seed: int = 0, hidden=(24, 12)) -> learned.Model:
+    t = tables(w, h)
+    rng = np.random.default_rng(seed)
+    nf = learned.feature_count(t)
+    layers = [(rng.normal(0, 0.3, (hidden[0], nf)), rng.normal(0, 0.3, hidden[0])),
+              (rng.normal(0, 0.3, (hidden[1], hidden[0])), rng.normal(0, 0.3, hidden[1])),
+              (rng.normal(0, 1.0, (1, hidden[1])), rng.normal(0, 1.0, 1))]
+    return learned.Model.from_float(w, h, layers, 12,
+                                    {"feature_version": learned.FEATURE_VERSION})
+
+
+def _quiet_positions(w: int, h: int, n: int, seed: int) -> list[int]:
+    """Positions with no box to take, half from each generator, at every depth."""
+    t = tables(w, h)
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        u = rng.randrange(1, t.nl)
+        try:
+            p = (safe_play(rng, w, h, u) if len(out) % 2
+                 else biased_play(rng, w, h, u, 0.8))
+        except ValueError:  # no quiet position that deep
+            continue
+        if all((p.drawn & m).bit_count() != 3 for m in t.box_mask):
+            out.append(p.drawn)
+    return out
+
+
+def _core(t):
+    return compiled.core(t, compiled.new_table(1 << 20, t.nl), True, SearchAborted,
+                         time.perf_counter)
+
+
+@pytest.fixture
+def model_on(request):
+    """``model_on(w, h, model)``: that board's model for the test (put back afterwards)."""
+    saved = []
+
+    def put(w, h, model):
+        t = tables(w, h)
+        saved.append((t, t.learned_model))
+        t.learned_model = model if model is not None else False
+    yield put
+    for t, m in reversed(saved):
+        t.learned_model = m
+
+
+@pytest.mark.parametrize("w,h", [(3, 3), (4, 4), (4, 5), (5, 5), (7, 6)])
+def test_features_and_values_are_the_same_in_python_and_c(w, h):
+    t = tables(w, h)
+    core = _core(t)
+    ev = Evaluator(t)
+    model = _random_model(w, h)
+    le = learned.LearnedEvaluator(ev, model)
+    cmodel = compiled.model(model)
+    values = set()
+    for drawn in _quiet_positions(w, h, 60, seed=w * 10 + h):
+        vals = [(drawn & m).bit_count() for m in t.box_mask]
+        x = learned.features(ev, drawn, vals)
+        assert core.features(drawn) == x
+        assert len(x) == learned.feature_count(t)
+        core.model = None
+        assert core.evaluate(drawn) == ev.evaluate(drawn, vals)
+        core.model = cmodel
+        v = core.evaluate(drawn)
+        assert v == le.evaluate(drawn, vals) == model.value(x, sum(b < 4 for b in vals))
+        assert abs(v) <= sum(b < 4 for b in vals)
+        values.add(v)
+    assert len(values) > 3  # the network is not stuck at its clamp
+
+
+def test_the_evaluation_memo_follows_a_change_of_model():
+    """The compiled memo of leaf values is emptied when the evaluation changes: a model,
+    then none, then another model each give their own values."""
+    t = tables(4, 4)
+    core = _core(t)
+    a, b = compiled.model(_random_model(4, 4, 1)), compiled.model(_random_model(4, 4, 2))
+    positions = _quiet_positions(4, 4, 40, seed=3)
+    fresh = {}
+    for name, m in (("a", a), ("fill", None), ("b", b)):
+        c = _core(t)
+        c.model = m
+        fresh[name] = [c.evaluate(d) for d in positions]
+    for name, m in (("a", a), ("fill", None), ("b", b), ("a", a)):
+        core.model = m
+        assert [core.evaluate(d) for d in positions] == fresh[name], name
+    assert fresh["a"] != fresh["fill"] != fresh["b"]
+
+
+def test_bad_inputs_are_refused():
+    t = tables(3, 3)
+    core = _core(t)
+    with pytest.raises(ValueError, match="box can be taken"):
+        m = t.box_mask[0]
+        core.evaluate(m & (m - 1))  # three sides of the first box
+    with pytest.raises(ValueError, match="beyond"):
+        core.features(1 << t.nl)
+    with pytest.raises(ValueError, match="features"):
+        core.model = compiled.model(_random_model(4, 4))
+    with pytest.raises(TypeError):
+        core.model = "learned"
+
+
+def test_the_choice_of_evaluation(model_on):
+    model_on(3, 3, None)
+    model_on(3, 4, _random_model(3, 4))
+    assert learned.resolve_evaluation(None, tables(3, 3)) == "fill"
+    assert learned.resolve_evaluation(None, tables(3, 4)) == "learned"
+    assert learned.resolve_evaluation("fill", tables(3, 4)) == "fill"
+    with pytest.raises(ValueError, match="no learned evaluation for a 3x3"):
+        analyse_position(3, 3, 0, Limit(depth=2), evaluation="learned")
+    with pytest.raises(ValueError, match="evaluation must be one of"):
+        analyse_position(3, 4, 0, Limit(depth=2), evaluation="neural")
+
+
+@pytest.mark.parametrize("evaluation", ["learned", "fill"])
+def test_both_cores_search_alike_with_either_evaluation(model_on, evaluation):
+    """Node for node: value, bound, moves, principal variation, nodes."""
+    model_on(4, 4, _random_model(4, 4, 5))
+    for drawn in _quiet_positions(4, 4, 3, seed=7):
+        for limit in (Limit(depth=4), Limit(nodes=20_000)):
+            py = analyse_position(4, 4, drawn, limit, 3, core="python", evaluation=evaluation)
+            c = analyse_position(4, 4, drawn, limit, 3, core="c", evaluation=evaluation)
+            assert _fields(c) == _fields(py)
+
+
+def test_a_heuristic_search_depends_on_the_evaluation(model_on):
+    model_on(5, 5, _random_model(5, 5, 6))
+    drawn = _quiet_positions(5, 5, 1, seed=11)[0]
+    a = [analyse_position(5, 5, drawn, Limit(depth=3), 5, evaluation=e) for e in
+         ("learned", "fill")]
+    assert [m.value for m in a[0].moves] != [m.value for m in a[1].moves]
+
+
+@pytest.mark.parametrize("w,h,undrawn", [(3, 4, (10, 14, 18)), (4, 4, (14, 18))])
+def test_exact_values_do_not_depend_on_the_evaluation(model_on, w, h, undrawn):
+    """Solved with a (random) learned evaluation, every move's value is the reference
+    solver's, on positions of both generators."""
+    model_on(w, h, _random_model(w, h, 8))
+    t = tables(w, h)
+    rng = random.Random(w * h)
+    for u in undrawn:
+        for p in (safe_play(rng, w, h, u), biased_play(rng, w, h, u, 0.8)):
+            drawn = p.drawn
+            a = analyse_position(w, h, drawn, multipv=t.nl, solve=True, evaluation="learned")
+            got = {t.moves.index(tuple(m.move)): m.value for m in a.moves}
+            assert a.exact and all(m.exact for m in a.moves)
+            assert got == reference_move_values(w, h, drawn)
+
+
+def test_a_model_file_round_trips_and_is_checked(tmp_path):
+    m = _random_model(3, 3)
+    m.info["note"] = "x"
+    path = tmp_path / "m.npz"
+    m.save(path)
+    back = learned.Model.load(path)
+    for name in ("w1", "b1", "w2", "b2", "w3"):
+        assert np.array_equal(getattr(back, name), getattr(m, name))
+    assert (back.b3, back.shift, back.info) == (m.b3, m.shift, m.info)
+    m.info["feature_version"] = learned.FEATURE_VERSION + 1
+    m.save(path)
+    with pytest.raises(ValueError, match="feature version"):
+        learned.Model.load(path)
+    with pytest.raises(ValueError, match="do not chain"):
+        learned.Model(3, 3, 12, m.w1, m.b1[:-1], m.w2, m.b2, m.w3, m.b3)
+
+
+def test_training_end_to_end(tmp_path, model_on, capsys):
+    """Exact data, the training command, the model it writes, and an analysis with it."""
+    job = Job(3, 3, (10, 12, 14, 16), 10, 1, tmp_path / "data", workers=0)
+    out = run(job)
+    assert out.solved == 4 * 10 * 3
+    path = tmp_path / "3x3.npz"
+    assert train.main(["--board", "3x3", "--dir", str(tmp_path / "data"), "--out", str(path),
+                       "--max-iter", "30", "--hidden", "16,8"]) == 0
+    m = learned.Model.load(path)
+    assert m.w1.shape == (16, learned.feature_count(tables(3, 3)))
+    info = m.info
+    assert info["board"] == "3x3" and info["samples"] > info["validate"] > 0
+    assert sum(f["positions"] for f in info["data"]) == 120
+    assert 0 <= info["validation"]["mae"] and 0 <= info["validation"]["sign"] <= 1
+    assert "validation: learned" in capsys.readouterr().err
+    model_on(3, 3, m)
+    a = analyse_position(3, 3, 0, Limit(depth=5), evaluation="learned")
+    b = analyse_position(3, 3, 0, Limit(depth=5), evaluation="learned", core="python")
+    assert _fields(a) == _fields(b)
+
+
+def test_training_refuses_a_folder_without_data(tmp_path, capsys):
+    assert train.main(["--board", "3x3", "--dir", str(tmp_path)]) == 1
+    assert "no solved data" in capsys.readouterr().err
+
+
+def test_samples_are_the_positions_and_their_quiet_children():
+    """A solved record gives itself (when quiet) and each child after a safe move, with the
+    child's value for its player to move; every image under the board's symmetries too."""
+    t = tables(3, 3)
+    drawn = safe_play(random.Random(2), 3, 3, 14).drawn
+    values = reference_move_values(3, 3, drawn)
+    rec = {"u": 14, "i": 0, "drawn": hex(drawn), "value": max(values.values()),
+           "values": [values[ln] for ln in sorted(values)]}
+    s = train.samples(t, [rec], symmetries=False)
+    assert s.by_drawn[drawn] == (rec["value"], False)
+    for ln, v in values.items():
+        child = drawn | 1 << ln
+        if all((child & m).bit_count() != 3 for m in t.box_mask):
+            assert s.by_drawn[child] == (-v, False)
+    assert len(train.samples(t, [rec]).by_drawn) > len(s.by_drawn)
+
+
+def _fields(a):
+    d = a.to_dict()
+    for volatile in ("time_ms", "nps", "core"):
+        d.pop(volatile)
+    return d
