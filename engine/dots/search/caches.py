@@ -78,7 +78,7 @@ class DotsCaches:
     at most the budget for each. Not thread-safe: one search at a time."""
 
     __slots__ = ("t", "max_entries", "table_bytes", "compiled", "_tt", "_evaluator", "_dp",
-                 "_learned")
+                 "_learned", "evaluation")
 
     def __init__(self, t: Tables, max_entries: int | None = None,
                  tt: TranspositionTable | None = None, table_bytes: int | None = None) -> None:
@@ -91,6 +91,7 @@ class DotsCaches:
         self.max_entries = max_entries
         self._tt = tt
         self._evaluator = self._dp = self._learned = None
+        self.evaluation: str | None = None  # the horizon evaluation of the last search
         if table_bytes is None:
             table_bytes = (own_table_bytes() if own
                            else self._tt_entries() * _compiled.entry_bytes(t.nl))
@@ -131,6 +132,16 @@ class DotsCaches:
                 raise ValueError(f"no learned evaluation for a {self.t.w}x{self.t.h} board")
             self._learned = LearnedEvaluator(self.evaluator, model)
         return self._learned
+
+    def use_evaluation(self, evaluation: str) -> None:
+        """Before a search with ``evaluation``: where the last search used another one, the
+        tables are emptied, so that no heuristic value of one evaluation is read as
+        another's (their proven entries would hold, but are dropped with them)."""
+        if self.evaluation is not None and self.evaluation != evaluation:
+            for c in (self._tt, self.compiled):
+                if c is not None:
+                    c.clear()
+        self.evaluation = evaluation
 
     def compiled_table(self):
         """The compiled core's table and memos (made on first use; raises RuntimeError

@@ -223,6 +223,7 @@ class Searcher(SearchSession):
         super().__init__(t, tt if tt is not None else caches.tt, symmetry, deadline,
                          max_nodes, caches)
         self.evaluation = resolve_evaluation(evaluation, t)
+        caches.use_evaluation(self.evaluation)
         self.evaluator = (caches.learned_evaluator() if self.evaluation == "learned"
                           else caches.evaluator)
         # the key's tables: under the board's symmetries, or the identity only
@@ -362,12 +363,13 @@ class CompiledSearcher(SearchSession):
                  max_nodes: int | None = None, caches: DotsCaches | None = None,
                  threads: int = 1, evaluation: str | None = None) -> None:
         caches = caches if caches is not None else DotsCaches(t)
+        self.evaluation = resolve_evaluation(evaluation, t)
+        caches.use_evaluation(self.evaluation)
         table = caches.compiled_table()
         table.new_search()
         self.core = compiled.core(t, table, uses_symmetry(t, symmetry), SearchAborted,
                                   time.perf_counter)
         self.core.threads = threads
-        self.evaluation = resolve_evaluation(evaluation, t)
         if self.evaluation == "learned":
             self.core.model = compiled.model(model_for(t))
         super().__init__(t, table, symmetry, deadline, max_nodes, caches)

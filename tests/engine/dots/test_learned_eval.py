@@ -239,3 +239,27 @@ def _fields(a):
     for volatile in ("time_ms", "nps", "core"):
         d.pop(volatile)
     return d
+
+
+def test_a_cache_searched_with_another_evaluation_starts_empty(model_on):
+    """A ``DotsCaches`` kept between analyses: switching the evaluation empties its tables,
+    so the answer is the one fresh caches give (no heuristic value of the other evaluation
+    is read); keeping the evaluation keeps them."""
+    from boxfish.engine.dots.search.caches import DotsCaches
+
+    model_on(4, 4, _random_model(4, 4, 9))
+    t = tables(4, 4)
+    drawn = _quiet_positions(4, 4, 1, seed=12)[0]
+    for core in ("c", "python"):
+        caches = DotsCaches(t)
+        analyse_position(4, 4, drawn, Limit(depth=5), 3, caches=caches, core=core,
+                         evaluation="fill")
+        kept = len(caches)
+        analyse_position(4, 4, drawn, Limit(depth=5), 3, caches=caches, core=core,
+                         evaluation="fill")
+        assert len(caches) >= kept > 0
+        warm = analyse_position(4, 4, drawn, Limit(depth=5), 3, caches=caches, core=core,
+                                evaluation="learned")
+        fresh = analyse_position(4, 4, drawn, Limit(depth=5), 3, core=core,
+                                 evaluation="learned")
+        assert _fields(warm) == _fields(fresh)
