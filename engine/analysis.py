@@ -321,7 +321,7 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
             nodes: int | None = None, multipv: int | None = None,
             on_progress: Callable[[Progress], None] | None = None,
             cache: SearchCache | None = None, core: str | None = None,
-            threads: int | None = None) -> Analysis:
+            threads: int | None = None, evaluation: str | None = None) -> Analysis:
     """Search ``state`` and return an :class:`Analysis`.
 
     ``time_ms`` is a hard deadline (pass ``None`` with ``depth`` or ``nodes`` for a search
@@ -337,7 +337,9 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
     but node counts, heuristic values and the choice among equally good moves may differ
     from run to run (``threads=1`` for repeatable ones). The Python searches run on one
     thread whatever it says. A program that runs several analyses at once should give each
-    its share of the cores.
+    its share of the cores. ``evaluation`` (Dots and Boxes only): the horizon evaluation,
+    ``"learned"`` or ``"fill"`` (default: the learned one where the board has a model;
+    exact values do not depend on it).
     Raises ``ValueError`` for a negative limit, a ``multipv`` below 1, ``threads`` below 1,
     an unknown ``core``, or ``core="c"`` where the compiled core is not available for the
     position.
@@ -357,8 +359,14 @@ def analyse(state, time_ms: int | None = 1000, depth: int | None = None,
         raise ValueError(f"core must be one of {', '.join(map(repr, CORES[1:]))} or None, "
                          f"got {core!r}")
     limit = Limit(time_ms=time_ms, depth=depth, nodes=nodes)
+    more = {}
+    if evaluation is not None:
+        if getattr(state.game, "name", None) != "dots-and-boxes":
+            raise ValueError(f"evaluation applies to dots-and-boxes, not "
+                             f"{getattr(state.game, 'name', state.game)!r}")
+        more["evaluation"] = evaluation
     return state.game.analyse(state, limit, multipv, on_progress, cache=cache, start=start,
-                              core=core, threads=threads)
+                              core=core, threads=threads, **more)
 
 
 # British spelling is the canonical one; the alias is for American users.

@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="search threads (default: every CPU this process may use; the "
                         "Python searches use one)")
+    p.add_argument("--evaluation", choices=("learned", "fill"), default=None,
+                   help="Dots and Boxes: the horizon evaluation (default: the learned one "
+                        "where the board has a model, else fill)")
     p.add_argument("--json", action="store_true", help="print the analysis as JSON")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress display even on a terminal")
@@ -121,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = analyse(state, time_ms=time_ms, depth=args.depth, nodes=args.nodes,
                          multipv=args.multipv, on_progress=progress, core=args.core,
-                         threads=args.threads)
+                         threads=args.threads, evaluation=args.evaluation)
     except ValueError as exc:
         print(f"boxfish analyse: error: {exc}", file=sys.stderr)
         return 2

@@ -72,10 +72,10 @@ class DotsGame(Game):
         return DotsState.from_lines(self, lines, to_move, scores)
 
     def analyse(self, state, limit, multipv, on_progress, cache=None, start=None, core=None,
-                threads=1):
+                threads=1, evaluation=None):
         from .search.driver import analyse
         return analyse(state, limit, multipv, on_progress, cache=cache, start=start, core=core,
-                       threads=threads)
+                       threads=threads, evaluation=evaluation)
 
 
 @cache

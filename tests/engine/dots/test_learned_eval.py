@@ -263,3 +263,35 @@ def test_a_cache_searched_with_another_evaluation_starts_empty(model_on):
         fresh = analyse_position(4, 4, drawn, Limit(depth=5), 3, core=core,
                                  evaluation="learned")
         assert _fields(warm) == _fields(fresh)
+
+
+def test_the_evaluation_through_the_library_and_the_command_line():
+    """``engine.analysis.analyse(evaluation=...)`` and ``boxfish analyse --evaluation``:
+    either evaluation on 5x5 gives the reference solver's exact value; the option is
+    refused for Extreme Tic-Tac-Toe and a name it does not know."""
+    import json
+    import subprocess
+    import sys
+
+    from boxfish.engine.analysis import analyse
+    from boxfish.engine.game import load_game
+
+    game = load_game("dots-and-boxes", width=5, height=5)
+    t = tables(5, 5)
+    drawn = safe_play(random.Random(3), 5, 5, 18).drawn
+    lines = "".join("1" if drawn >> ln & 1 else "0" for ln in range(t.nl))
+    exact = reference_move_values(5, 5, drawn)
+    evaluations = ["fill"] + (["learned"] if learned.model_for(t) is not None else [])
+    for e in evaluations:
+        a = analyse(game.from_lines(lines), time_ms=None, evaluation=e)
+        assert a.exact and a.value == max(exact.values())
+        out = subprocess.run([sys.executable, "-m", "boxfish.engine.cli", "--size", "5x5",
+                              "--lines", lines, "--time", "0", "--evaluation", e, "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        assert json.loads(out)["value"] == max(exact.values())
+    xttt = load_game("extreme-tictactoe")
+    with pytest.raises(ValueError, match="evaluation applies to dots-and-boxes"):
+        analyse(xttt.new_state(), time_ms=10, evaluation="fill")
+    bad = subprocess.run([sys.executable, "-m", "boxfish.engine.cli", "--size", "3x3",
+                          "--evaluation", "neural"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
