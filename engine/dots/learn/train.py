@@ -2,12 +2,17 @@
 
     python -m boxfish.engine.dots.learn.train --board 5x5 --seeds 1
 
-reads the exact data of ``--seeds`` (:mod:`.data`'s files, every source), trains a
-``F -> H1 -> H2 -> 1`` ReLU network with scikit-learn (``MLPRegressor``, Adam, squared error,
-early stopping) on the features of :mod:`boxfish.engine.dots.search.learned`, folds the
-features' scaling into the first layer, rounds it to integers and writes it to
-``engine/dots/search/weights/<w>x<h>.npz`` (``--out`` to write elsewhere), with how it was
-made in its ``info``.
+reads the exact data of ``--seeds`` (:mod:`.data`'s files, every source), fits gradient-
+boosted regression trees with LightGBM (squared error) on the features of
+:mod:`boxfish.engine.dots.search.learned`, rounds their leaf values to integers and writes
+them to ``engine/dots/search/weights/<w>x<h>.npz`` (``--out`` to write elsewhere), with how
+the model was made in its ``info``.
+
+Why trees (measured on 5x5, 1,691 data positions, 47,664 samples, validation as below):
+scikit-learn's MLP of 64+32 ReLUs 4.01 boxes mean absolute error and 61% of signs right,
+of 128+64 3.89 and 66%; histogram gradient boosting (300 trees of 31 leaves) 3.72 and 69%,
+and 3.62 and 72% with the statistics over eight fill orders (sixteen: 3.57 and 73%); the
+fill evaluation 4.82 and 42%.
 
 The samples (:func:`samples`), all positions with no box to take (the horizon's):
 
@@ -32,18 +37,20 @@ from pathlib import Path
 import numpy as np
 
 from ..search import compiled
-from ..search.board import FILLS, Tables, tables
+from ..search.board import Tables, tables
 from ..search.evaluate import Evaluator
-from ..search.learned import FEATURE_VERSION, Model, features
+from ..search.learned import FEATURE_VERSION, Model, features, left_index
 from . import store
 from .data import parse_board
 
-__all__ = ["Samples", "fit", "main", "samples"]
+__all__ = ["Samples", "fit", "main", "samples", "to_model"]
 
-#: The network's hidden layers, the rounding of its integers and the share of data positions
-#: kept for validation (measured on 5x5: see the module docstring of ``learned``).
-HIDDEN = (64, 32)
-SHIFT = 12
+#: The trees (how many, their leaves, the learning rate), the rounding of their leaf values
+#: and the share of data positions kept for validation.
+TREES = 300
+LEAVES = 31
+LEARNING_RATE = 0.1
+SHIFT = 16
 VALIDATE_EVERY = 10
 
 
@@ -125,30 +132,55 @@ def feature_matrix(t: Tables, drawn: list[int]) -> np.ndarray:
     return x
 
 
-def fit(x: np.ndarray, y: np.ndarray, hidden=HIDDEN, seed: int = 1, max_iter: int = 200,
-        verbose: bool = False):
-    """A scikit-learn ``MLPRegressor`` fitted on standardised ``x``; returns its float layers
-    ``[(W, b), ...]`` with the scaling folded into the first (``W`` of shape (out, in))."""
-    from sklearn.neural_network import MLPRegressor
+def fit(x: np.ndarray, y: np.ndarray, trees: int = TREES, leaves: int = LEAVES,
+        seed: int = 1):
+    """LightGBM trees fitted on ``x`` (integers) to ``y``: its ``Booster``."""
+    import lightgbm
 
-    mu = x.mean(axis=0)
-    sd = x.std(axis=0)
-    sd[sd == 0] = 1.0
-    net = MLPRegressor(hidden_layer_sizes=tuple(hidden), activation="relu", solver="adam",
-                       batch_size=512, learning_rate_init=1e-3, max_iter=max_iter,
-                       early_stopping=True, validation_fraction=0.1, n_iter_no_change=8,
-                       random_state=seed, verbose=verbose)
-    net.fit((x - mu) / sd, y)
-    w1 = net.coefs_[0].T / sd
-    b1 = net.intercepts_[0] - w1 @ mu
-    layers = [(w1, b1)] + [(w.T, b) for w, b in zip(net.coefs_[1:], net.intercepts_[1:],
-                                                      strict=True)]
-    return layers, net.n_iter_
+    params = {"objective": "regression", "learning_rate": LEARNING_RATE, "num_leaves": leaves,
+              "min_data_in_leaf": 20, "feature_fraction": 0.9, "bagging_fraction": 0.8,
+              "bagging_freq": 1, "seed": seed, "deterministic": True, "num_threads": 0,
+              "verbosity": -1}
+    return lightgbm.train(params, lightgbm.Dataset(x.astype(np.float64), y), trees)
+
+
+def to_model(booster, w: int, h: int, nfeatures: int, shift: int = SHIFT,
+             info: dict | None = None) -> Model:
+    """The :class:`~boxfish.engine.dots.search.learned.Model` of a LightGBM ``booster``
+    (from its documented ``dump_model()``: every split ``<=`` on a feature without
+    missing values), leaf values rounded at ``2**shift``."""
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+
+    def add(node) -> int:
+        i = len(feature)
+        feature.append(-1)
+        threshold.append(0.0)
+        left.append(0)
+        right.append(0)
+        value.append(0)
+        if "leaf_value" in node:
+            value[i] = round(node["leaf_value"] * (1 << shift))
+            return i
+        if node["decision_type"] != "<=" or node["missing_type"] not in ("None", "NaN"):
+            raise ValueError(f"a split this engine cannot read: {node['decision_type']} "
+                             f"with missing values {node['missing_type']}")
+        feature[i] = node["split_feature"]
+        threshold[i] = float(node["threshold"])
+        left[i] = add(node["left_child"])
+        right[i] = add(node["right_child"])
+        return i
+
+    for tree in booster.dump_model()["tree_info"]:
+        roots.append(add(tree["tree_structure"]))
+    return Model(w, h, nfeatures, shift, feature, threshold, left, right, value, roots, info)
 
 
 def _figures(pred: np.ndarray, y: np.ndarray) -> dict:
+    """Mean absolute error, and the share of right signs where the exact value is not 0 (an
+    estimate of 0 counts as wrong)."""
+    nz = y != 0
     return {"mae": round(float(np.abs(pred - y).mean()), 3),
-            "sign": round(float((np.sign(pred) == np.sign(y)).mean()), 4)}
+            "sign": round(float((np.sign(pred[nz]) == np.sign(y[nz])).mean()), 4)}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -160,9 +192,8 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"the data folder (default ${store.ENV}, else ~/.cache/boxfish/exact)")
     ap.add_argument("--out", default=None,
                     help="where to write the model (default: the package's weights folder)")
-    ap.add_argument("--hidden", default=",".join(map(str, HIDDEN)),
-                    help="the two hidden layers' sizes")
-    ap.add_argument("--max-iter", type=int, default=200, help="epochs at most")
+    ap.add_argument("--trees", type=int, default=TREES, help="the number of trees")
+    ap.add_argument("--leaves", type=int, default=LEAVES, help="the leaves of each tree")
     ap.add_argument("--seed", type=int, default=1, help="the training's random seed")
     ap.add_argument("--no-symmetries", action="store_true",
                     help="train on the positions only, not their images too")
@@ -175,9 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     t = tables(w, h)
     root = Path(args.dir).expanduser() if args.dir else store.default_dir()
     seeds = [int(s) for s in args.seeds.split(",") if s]
-    hidden = tuple(int(s) for s in args.hidden.split(","))
-    if len(hidden) != 2:
-        raise SystemExit("--hidden takes two sizes")
     start = time.perf_counter()
     records, files = [], []
     for seed in seeds:
@@ -195,14 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{w}x{h}: {len(records)} data positions, {len(s)} samples "
           f"({int(validate.sum())} validate), {x.shape[1]} features, "
           f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-    layers, epochs = fit(x[~validate], y[~validate], hidden, args.seed, args.max_iter)
-    info = {"feature_version": FEATURE_VERSION, "board": f"{w}x{h}", "hidden": list(hidden),
-            "data": files, "samples": len(s), "validate": int(validate.sum()),
-            "symmetries": not args.no_symmetries, "epochs": int(epochs), "seed": args.seed}
-    model = Model.from_float(w, h, layers, SHIFT, info)
+    booster = fit(x[~validate], y[~validate], args.trees, args.leaves, args.seed)
+    info = {"feature_version": FEATURE_VERSION, "board": f"{w}x{h}", "trees": args.trees,
+            "leaves": args.leaves, "data": files, "samples": len(s),
+            "validate": int(validate.sum()), "symmetries": not args.no_symmetries,
+            "seed": args.seed}
+    model = to_model(booster, w, h, x.shape[1], SHIFT, info)
     xv, yv = x[validate], y[validate]
-    left = xv[:, t.nl + 3 * t.nb + 3 * FILLS + 1] if len(xv) else xv
-    pred = np.array([model.value(r, int(n)) for r, n in zip(xv, left, strict=True)])
+    pred = np.array([model.value_of(r, int(r[left_index(t)])) for r in xv])
     if compiled.fits(t) and len(xv):
         from ...errors import SearchAborted
         core = compiled.core(t, compiled.new_table(1 << 20, t.nl), False, SearchAborted,
@@ -217,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     model.info = info
     model.save(out)
     print(f"validation: learned {info['validation']}, fill {info.get('fill_validation')}; "
-          f"{epochs} epochs, {info['train_seconds']} s -> {out}", file=sys.stderr)
+          f"{model.trees} trees, {info['train_seconds']} s -> {out}", file=sys.stderr)
     return 0
 
 

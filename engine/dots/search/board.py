@@ -28,9 +28,11 @@ from ..geometry import Geometry, geometry
 
 # boards with more lines than this (10x10 and up) get no symmetry tables
 SYM_MAX_LINES = 200
-#: The fill orders the horizon evaluation averages (``evaluate.FILLS``); their bit tables
+#: The fill orders the horizon evaluation averages (``evaluate.FILLS``), and those the
+#: learned evaluation's features read (these and more: ``learned``); their bit tables
 #: (``Tables.fills``) are built with the board's other tables.
 FILLS = 3
+FEATURE_FILLS = 8
 
 # The "min over the packed slices" of a key, unrolled per (lines, images) and generated
 # (sunfish style: where speed forces unrolled code, generate it): a quarter faster than a
@@ -177,7 +179,7 @@ class Tables:
     ``kswap1``: their sort network on one bitboard, as ``(bit of a, b - a)``;
     ``twin_pairs``: ``(bit of a, b - a)`` for twins ``a < b``. ``bit_tabs``: the line ids of
     each chunk of a bitboard (boards of up to 64 lines). ``fill_orders`` and ``fills``: the
-    evaluation's ``FILLS`` fill orders and their bit tables. ``compiled_board``: the
+    ``FEATURE_FILLS`` fill orders (the evaluation's ``FILLS`` first) and their bit tables. ``compiled_board``: the
     compiled core's copy of these tables (``compiled.board``), made on first use;
     ``learned_model``: the board's learned evaluation (``learned.model_for``: None until
     asked for, False when the board has none).
@@ -258,7 +260,7 @@ class Tables:
         # shuffles (seeded by the size)
         orders = [tuple(sorted(range(nl), key=lambda ln: (ln * 7919) % (nl * 2 + 1)))]
         rng = random.Random(nl)
-        for _ in range(FILLS - 1):
+        for _ in range(FEATURE_FILLS - 1):
             o = list(range(nl))
             rng.shuffle(o)
             orders.append(tuple(o))

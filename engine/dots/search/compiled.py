@@ -119,9 +119,8 @@ def board(t: Tables):
             raise ValueError(f"the compiled core does not take a {t.w}x{t.h} board")
         swaps = [(a.bit_length() - 1, a.bit_length() - 1 + sh) for a, sh in t.kswap1]
         b = _core.Board(t.nl, t.box_lines, t.syms, t.twin_groups, swaps, t.centrality,
-                        t.fill_orders[:evaluate.FILLS],
-                        (evaluate.TRUST_NUM, evaluate.TRUST_DEN),
-                        (evaluate.PARITY_HORIZON, evaluate.PARITY_RAMP))
+                        t.fill_orders, (evaluate.TRUST_NUM, evaluate.TRUST_DEN),
+                        (evaluate.PARITY_HORIZON, evaluate.PARITY_RAMP), evaluate.FILLS)
         t.compiled_board = b
     return b
 
@@ -131,10 +130,10 @@ def model(m):
     c = m.compiled
     if c is None:
         c = m.compiled = _core.Model(
-            m.features, int(m.w1.shape[0]), int(m.w2.shape[0]), m.shift,
-            m.w1.T.astype("<i4").tobytes(), m.b1.astype("<i8").tobytes(),
-            m.w2.astype("<i4").tobytes(), m.b2.astype("<i8").tobytes(),
-            m.w3.astype("<i4").tobytes(), m.b3)
+            m.features, m.shift, m.feature.astype("<i4").tobytes(),
+            m.threshold.astype("<f8").tobytes(), m.left.astype("<i4").tobytes(),
+            m.right.astype("<i4").tobytes(), m.value.astype("<i4").tobytes(),
+            m.roots.astype("<i4").tobytes())
     return c
 
 

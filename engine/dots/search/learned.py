@@ -1,25 +1,28 @@
-"""The learned horizon evaluation: a small integer network over features of the position.
+"""The learned horizon evaluation: gradient-boosted regression trees over features of the
+position.
 
 The features (:func:`features`, version ``FEATURE_VERSION``; the compiled core computes the
 same integers in ``core/evaluate.c``), for a position with no box to take:
 
 * one per line: 1 when drawn;
 * three per box: 1 when its valence is 0, 1 or 2 (a taken box has none);
-* per fill order ``i`` of the fill evaluation (:mod:`.evaluate`): the fill's parity sign
-  ``s`` (+1 when it drew an odd number of safe lines), the loony value ``f`` where it ends
-  (the chain DP's, for the player in control) and ``s * f``;
+* per fill order ``i`` of the fill evaluation (:mod:`.evaluate`, ``FILLS`` of them): the
+  fill's parity sign ``s`` (+1 when it drew an odd number of safe lines), the loony value
+  ``f`` where it ends (the chain DP's, for the player in control) and ``s * f``;
 * the undrawn lines, the boxes not taken, the safe lines now (undrawn lines next to no box of
   valence 2 or more) and their parity sign;
 * where fill 0 ends: its chains of length 1, of length 2, of 3 or more (count and boxes), its
-  loops (count and boxes) and its joints (boxes of valence 0 or 1).
+  loops (count and boxes) and its joints (boxes of valence 0 or 1);
+* over all ``FEATURE_FILLS`` fill orders of the board: the sums of ``s``, ``f``, ``s * f``
+  and of the lines drawn ``k``, the least and most ``k``, the least and most ``s * f``.
 
-The network (:class:`Model`): ``F -> H1 -> H2 -> 1`` with ReLUs, in integers scaled by
-``2**shift`` so that Python (numpy, int64) and C give the same value bit for bit: the
-compiled and the Python search still agree node for node. Its output is the future-box
-margin for the player to move, rounded half up and clamped to the boxes left.
+The model (:class:`Model`): regression trees whose leaf values are integers scaled by
+``2**shift``, summed and rounded half up (then clamped to the boxes left), so that Python
+and C give the same value bit for bit: the compiled and the Python search still agree node
+for node. The value is the future-box margin for the player to move.
 
-The weights of a board size are ``weights/<w>x<h>.npz``, made by
-``python -m boxfish.engine.dots.learn.train`` from exact values; a board without them (or an
+The model of a board size is ``weights/<w>x<h>.npz``, made by
+``python -m boxfish.engine.dots.learn.train`` from exact values; a board without one (or an
 analysis asking for ``evaluation="fill"``) uses the fill evaluation.
 """
 
@@ -30,27 +33,34 @@ from importlib import resources
 
 import numpy as np
 
-from .board import FILLS, Tables
-from .evaluate import Evaluator, _blocked
 from ..chain_dp import chain_counts
+from .board import FEATURE_FILLS, FILLS, Tables
+from .evaluate import Evaluator, _blocked
 
 __all__ = ["EVALUATIONS", "FEATURE_VERSION", "LearnedEvaluator", "Model", "feature_count",
            "features", "model_for", "resolve_evaluation"]
 
 #: The horizon evaluations an analysis can ask for: ``learned`` (the default where the board
-#: has weights) and ``fill``, the hand-made one (:mod:`.evaluate`).
+#: has a model) and ``fill``, the hand-made one (:mod:`.evaluate`).
 EVALUATIONS = ("learned", "fill")
-FEATURE_VERSION = 1
-#: Features after the line and box ones: 3 per fill, 4 counts, 7 of fill 0's end.
+FEATURE_VERSION = 2
+#: Features after the line and box ones: 3 per fill, 4 counts, 7 of fill 0's end, 8 over
+#: all the fill orders.
 _PER_FILL = 3
 _COUNTS = 4
 _COMPONENTS = 7
+_ALL_FILLS = 8
 _WEIGHTS = "weights"
 
 
 def feature_count(t: Tables) -> int:
     """The number of features of ``t``'s board."""
-    return t.nl + 3 * t.nb + _PER_FILL * FILLS + _COUNTS + _COMPONENTS
+    return t.nl + 3 * t.nb + _PER_FILL * FILLS + _COUNTS + _COMPONENTS + _ALL_FILLS
+
+
+def left_index(t: Tables) -> int:
+    """The index of the feature "boxes not taken"."""
+    return t.nl + 3 * t.nb + _PER_FILL * FILLS + 1
 
 
 def features(ev: Evaluator, drawn: int, vals: list[int]) -> list[int]:
@@ -73,79 +83,95 @@ def features(ev: Evaluator, drawn: int, vals: list[int]) -> list[int]:
     blocked = _blocked(t, drawn, vals)
     o = nl + 3 * t.nb
     comps = None
-    for i in range(FILLS):
+    ks, sfs = [], []
+    sum_s = sum_f = 0
+    for i in range(FEATURE_FILLS):
         k, end, end_vals = ev.fill(drawn, vals, i, blocked)
         f = ev.loony(end, end_vals)
         s = 1 if k & 1 else -1
-        x[o], x[o + 1], x[o + 2] = s, f, s * f
-        o += _PER_FILL
+        ks.append(k)
+        sfs.append(s * f)
+        sum_s += s
+        sum_f += f
+        if i < FILLS:
+            x[o + _PER_FILL * i: o + _PER_FILL * (i + 1)] = [s, f, s * f]
         if i == 0:
             comps = chain_counts(t, end, end_vals)
+    o += _PER_FILL * FILLS
     safe = (t.full & ~blocked).bit_count()
-    x[o], x[o + 1], x[o + 2], x[o + 3] = (nl - drawn.bit_count(), left, safe,
-                                          1 if safe & 1 else -1)
+    x[o:o + _COUNTS] = [nl - drawn.bit_count(), left, safe, 1 if safe & 1 else -1]
     o += _COUNTS
     chains, loops, joints = comps
     long = [c for c in chains if c >= 3]
     x[o:o + _COMPONENTS] = [chains.count(1), chains.count(2), len(long), sum(long),
                             len(loops), sum(loops), joints]
+    o += _COMPONENTS
+    x[o:o + _ALL_FILLS] = [sum_s, sum_f, sum(sfs), sum(ks), min(ks), max(ks), min(sfs),
+                           max(sfs)]
     return x
 
 
 class Model:
-    """An integer network of one board size (see the module docstring): ``w1`` (H1 x F),
-    ``b1``, ``w2`` (H2 x H1), ``b2``, ``w3`` (H2), ``b3``, all int64 arrays, and ``shift``;
-    ``info``: how it was made (a dict). ``ValueError`` naming what does not fit."""
+    """Regression trees of one board size (see the module docstring), as flat node arrays:
+    ``feature`` (-1 at a leaf), ``threshold`` (a split sends ``x[feature] <= threshold``
+    to ``left``, else to ``right``), ``value`` (a leaf's, times ``2**shift``), and each
+    tree's ``roots``; ``info``: how it was made (a dict). ``ValueError`` naming what does
+    not fit."""
 
-    __slots__ = ("w", "h", "shift", "w1", "b1", "w2", "b2", "w3", "b3", "info", "compiled")
+    __slots__ = ("w", "h", "shift", "feature", "threshold", "left", "right", "value",
+                 "roots", "nfeatures", "info", "compiled")
 
-    def __init__(self, w: int, h: int, shift: int, w1, b1, w2, b2, w3, b3,
-                 info: dict | None = None) -> None:
-        self.w, self.h, self.shift = w, h, int(shift)
-        self.w1, self.b1, self.w2, self.b2, self.w3 = (
-            np.asarray(a, dtype=np.int64) for a in (w1, b1, w2, b2, w3))
-        self.b3 = int(b3)
+    def __init__(self, w: int, h: int, nfeatures: int, shift: int, feature, threshold,
+                 left, right, value, roots, info: dict | None = None) -> None:
+        self.w, self.h, self.nfeatures, self.shift = w, h, int(nfeatures), int(shift)
+        self.feature = np.asarray(feature, dtype=np.int32)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.left = np.asarray(left, dtype=np.int32)
+        self.right = np.asarray(right, dtype=np.int32)
+        self.value = np.asarray(value, dtype=np.int64)
+        self.roots = np.asarray(roots, dtype=np.int32)
         self.info = dict(info or {})
         self.compiled = None  # the compiled core's copy (compiled.model), made on first use
-        h1, nf = self.w1.shape
-        if (self.b1.shape != (h1,) or self.w2.shape[1:] != (h1,)
-                or self.b2.shape != self.w2.shape[:1] or self.w3.shape != self.b2.shape):
-            raise ValueError(f"model {w}x{h}: the layers' shapes do not chain")
-        if not 0 < self.shift < 24:
-            raise ValueError(f"model {w}x{h}: shift {shift} is not in 1..23")
-        # the compiled core keeps the first two layers in int32
-        if max(int(abs(self.w1).max()), int(abs(self.w2).max()), int(abs(self.w3).max())) >= 2**31:
-            raise ValueError(f"model {w}x{h}: a weight does not fit in 32 bits")
+        n = len(self.feature)
+        if not all(len(a) == n for a in (self.threshold, self.left, self.right, self.value)):
+            raise ValueError(f"model {w}x{h}: node arrays of different lengths")
+        split = self.feature >= 0
+        if (np.any(self.feature >= self.nfeatures) or np.any(self.roots < 0)
+                or np.any(self.roots >= n) or np.any(self.left[split] <= np.flatnonzero(split))
+                or np.any(self.right[split] <= np.flatnonzero(split))
+                or np.any(self.left[split] >= n) or np.any(self.right[split] >= n)):
+            raise ValueError(f"model {w}x{h}: a node refers outside the model (children "
+                             "must come after their parent)")
+        if not 0 < self.shift < 31:
+            raise ValueError(f"model {w}x{h}: shift {shift} is not in 1..30")
 
     @property
     def features(self) -> int:
-        return int(self.w1.shape[1])
+        return self.nfeatures
 
-    def value(self, x, left: int) -> int:
-        """The network's value of the features ``x``, rounded half up and clamped to
+    @property
+    def trees(self) -> int:
+        return len(self.roots)
+
+    def value_of(self, x, left: int) -> int:
+        """The trees' value of the features ``x``, rounded half up and clamped to
         ``[-left, left]``."""
-        a1 = np.maximum(self.w1 @ np.asarray(x, dtype=np.int64) + self.b1, 0)
-        a2 = np.maximum(self.w2 @ a1 + self.b2, 0) >> self.shift
-        out = int(self.w3 @ a2) + self.b3
-        v = (out + (1 << (2 * self.shift - 1))) >> (2 * self.shift)
+        feature, threshold, lo, hi, value = (self.feature, self.threshold, self.left,
+                                             self.right, self.value)
+        total = 0
+        for n in self.roots:
+            while feature[n] >= 0:
+                n = lo[n] if x[feature[n]] <= threshold[n] else hi[n]
+            total += int(value[n])
+        v = (total + (1 << (self.shift - 1))) >> self.shift
         return max(-left, min(left, v))
 
-    @classmethod
-    def from_float(cls, w: int, h: int, layers, shift: int = 12,
-                   info: dict | None = None) -> Model:
-        """The integer model of float layers ``[(W1, b1), (W2, b2), (w3, b3)]`` (``W`` of
-        shape (out, in)), rounded at ``2**shift``."""
-        (w1, b1), (w2, b2), (w3, b3) = layers
-        s = 1 << shift
-        q = lambda a, scale: np.rint(np.asarray(a, dtype=np.float64) * scale).astype(np.int64)
-        return cls(w, h, shift, q(w1, s), q(b1, s), q(w2, s), q(b2, s * s),
-                   q(np.ravel(w3), s), int(q(np.ravel(b3), s * s)[0]), info)
-
     def save(self, path) -> None:
-        np.savez_compressed(path, w1=self.w1.astype(np.int32), b1=self.b1,
-                            w2=self.w2.astype(np.int32), b2=self.b2,
-                            w3=self.w3.astype(np.int32), b3=np.int64(self.b3),
-                            shift=np.int64(self.shift), board=np.array([self.w, self.h]),
+        np.savez_compressed(path, feature=self.feature.astype(np.int16),
+                            threshold=self.threshold, left=self.left, right=self.right,
+                            value=self.value.astype(np.int32), roots=self.roots,
+                            shift=np.int64(self.shift), nfeatures=np.int64(self.nfeatures),
+                            board=np.array([self.w, self.h]),
                             info=np.array(json.dumps(self.info, sort_keys=True)))
 
     @classmethod
@@ -158,8 +184,8 @@ class Model:
                 raise ValueError(f"model {w}x{h}: feature version "
                                  f"{info.get('feature_version')}, this engine reads "
                                  f"{FEATURE_VERSION}")
-            return cls(w, h, int(z["shift"]), z["w1"], z["b1"], z["w2"], z["b2"], z["w3"],
-                       int(z["b3"]), info)
+            return cls(w, h, int(z["nfeatures"]), int(z["shift"]), z["feature"],
+                       z["threshold"], z["left"], z["right"], z["value"], z["roots"], info)
 
 
 def model_for(t: Tables) -> Model | None:
@@ -210,7 +236,7 @@ class LearnedEvaluator:
         v = self.values.get(drawn)
         if v is None:
             x = features(self.fill, drawn, vals)
-            v = self.model.value(x, sum(1 for b in vals if b < 4))
+            v = self.model.value_of(x, sum(1 for b in vals if b < 4))
             if len(self.values) >= self.max_entries:
                 self.values.clear()
             self.values[drawn] = v

@@ -24,15 +24,33 @@ from tests.engine.dots.reference import reference_move_values
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="needs the compiled core")
 
 
-def _random_model(w: int, h: int, seed: int = 0, hidden=(24, 12)) -> learned.Model:
+def _random_model(w: int, h: int, seed: int = 0, trees: int = 30,
+                  depth: int = 4) -> learned.Model:
+    """Random trees over every feature (thresholds in the features' ranges), so that
+    positions reach many leaves."""
     t = tables(w, h)
     rng = np.random.default_rng(seed)
     nf = learned.feature_count(t)
-    layers = [(rng.normal(0, 0.3, (hidden[0], nf)), rng.normal(0, 0.3, hidden[0])),
-              (rng.normal(0, 0.3, (hidden[1], hidden[0])), rng.normal(0, 0.3, hidden[1])),
-              (rng.normal(0, 1.0, (1, hidden[1])), rng.normal(0, 1.0, 1))]
-    return learned.Model.from_float(w, h, layers, 12,
-                                    {"feature_version": learned.FEATURE_VERSION})
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+
+    def add(d: int) -> int:
+        i = len(feature)
+        for a in (feature, threshold, left, right, value):
+            a.append(0)
+        if d == depth:
+            feature[i] = -1
+            value[i] = int(rng.integers(-3 << 16, 3 << 16))
+            return i
+        feature[i] = int(rng.integers(nf))
+        threshold[i] = float(rng.integers(-4, 12)) + 0.5
+        left[i] = add(d + 1)
+        right[i] = add(d + 1)
+        return i
+
+    for _ in range(trees):
+        roots.append(add(0))
+    return learned.Model(w, h, nf, 16, feature, threshold, left, right, value, roots,
+                         {"feature_version": learned.FEATURE_VERSION})
 
 
 def _quiet_positions(w: int, h: int, n: int, seed: int) -> list[int]:
@@ -89,7 +107,7 @@ def test_features_and_values_are_the_same_in_python_and_c(w, h):
         assert core.evaluate(drawn) == ev.evaluate(drawn, vals)
         core.model = cmodel
         v = core.evaluate(drawn)
-        assert v == le.evaluate(drawn, vals) == model.value(x, sum(b < 4 for b in vals))
+        assert v == le.evaluate(drawn, vals) == model.value_of(x, sum(b < 4 for b in vals))
         assert abs(v) <= sum(b < 4 for b in vals)
         values.add(v)
     assert len(values) > 3  # the network is not stuck at its clamp
@@ -152,9 +170,10 @@ def test_both_cores_search_alike_with_either_evaluation(model_on, evaluation):
 
 def test_a_heuristic_search_depends_on_the_evaluation(model_on):
     model_on(5, 5, _random_model(5, 5, 6))
-    drawn = _quiet_positions(5, 5, 1, seed=11)[0]
+    drawn = safe_play(random.Random(11), 5, 5, 44).drawn
     a = [analyse_position(5, 5, drawn, Limit(depth=3), 5, evaluation=e) for e in
          ("learned", "fill")]
+    assert not a[0].exact and not a[1].exact
     assert [m.value for m in a[0].moves] != [m.value for m in a[1].moves]
 
 
@@ -180,15 +199,26 @@ def test_a_model_file_round_trips_and_is_checked(tmp_path):
     path = tmp_path / "m.npz"
     m.save(path)
     back = learned.Model.load(path)
-    for name in ("w1", "b1", "w2", "b2", "w3"):
+    for name in ("feature", "threshold", "left", "right", "value", "roots"):
         assert np.array_equal(getattr(back, name), getattr(m, name))
-    assert (back.b3, back.shift, back.info) == (m.b3, m.shift, m.info)
+    assert (back.shift, back.features, back.info) == (m.shift, m.features, m.info)
     m.info["feature_version"] = learned.FEATURE_VERSION + 1
     m.save(path)
     with pytest.raises(ValueError, match="feature version"):
         learned.Model.load(path)
-    with pytest.raises(ValueError, match="do not chain"):
-        learned.Model(3, 3, 12, m.w1, m.b1[:-1], m.w2, m.b2, m.w3, m.b3)
+    with pytest.raises(ValueError, match="different lengths"):
+        learned.Model(3, 3, m.features, 16, m.feature, m.threshold[:-1], m.left, m.right,
+                      m.value, m.roots)
+    loop = m.left.copy()
+    loop[0] = 0  # a split whose child is itself: a walk that never ends
+    with pytest.raises(ValueError, match="outside the model"):
+        learned.Model(3, 3, m.features, 16, m.feature, m.threshold, loop, m.right, m.value,
+                      m.roots)
+    with pytest.raises(ValueError, match="refers outside"):
+        compiled._core.Model(m.features, 16, m.feature.astype("<i4").tobytes(),
+                             m.threshold.tobytes(), loop.astype("<i4").tobytes(),
+                             m.right.astype("<i4").tobytes(), m.value.astype("<i4").tobytes(),
+                             m.roots.astype("<i4").tobytes())
 
 
 def test_training_end_to_end(tmp_path, model_on, capsys):
@@ -198,9 +228,9 @@ def test_training_end_to_end(tmp_path, model_on, capsys):
     assert out.solved == 4 * 10 * 3
     path = tmp_path / "3x3.npz"
     assert train.main(["--board", "3x3", "--dir", str(tmp_path / "data"), "--out", str(path),
-                       "--max-iter", "30", "--hidden", "16,8"]) == 0
+                       "--trees", "40", "--leaves", "8"]) == 0
     m = learned.Model.load(path)
-    assert m.w1.shape == (16, learned.feature_count(tables(3, 3)))
+    assert m.trees == 40 and m.features == learned.feature_count(tables(3, 3))
     info = m.info
     assert info["board"] == "3x3" and info["samples"] > info["validate"] > 0
     assert sum(f["positions"] for f in info["data"]) == 120

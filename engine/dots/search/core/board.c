@@ -244,8 +244,9 @@ static int read_swaps(Board *B, PyObject *swaps)
     return 0;
 }
 
-/* The lines' centrality, and the evaluation's fill orders (1 to 4, each of every line). */
-static int read_line_orders(Board *B, PyObject *cen, PyObject *fills)
+/* The lines' centrality, and the fill orders (1 to MAXFILLS, each of every line), of which
+ * the fill evaluation reads the first ``eval_fills``. */
+static int read_line_orders(Board *B, PyObject *cen, PyObject *fills, int eval_fills)
 {
     const int nl = B->nl;
     int vals[MAXL];
@@ -257,7 +258,7 @@ static int read_line_orders(Board *B, PyObject *cen, PyObject *fills)
     if (!f)
         return -1;
     Py_ssize_t nf = PySequence_Fast_GET_SIZE(f);
-    int r = nf >= 1 && nf <= 4 ? 0 : -1;
+    int r = nf >= 1 && nf <= MAXFILLS && eval_fills >= 1 && eval_fills <= nf ? 0 : -1;
     for (int i = 0; !r && i < nf; i++) {
         if (read_ints(PySequence_Fast_GET_ITEM(f, i), vals, MAXL, "fill_orders") != nl)
             r = -1;
@@ -265,21 +266,28 @@ static int read_line_orders(Board *B, PyObject *cen, PyObject *fills)
             B->fill[i][l] = (uint8_t)vals[l];
     }
     Py_DECREF(f);
-    B->nfills = (int)nf;
+    B->nallfills = (int)nf;
+    B->nfills = eval_fills;
     return r;
 }
 
 static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"num_lines", "box_lines", "syms", "twin_groups", "swaps",
-                             "centrality", "fill_orders", "trust", "parity", NULL};
-    int nl, trust_num, trust_den;
+                             "centrality", "fill_orders", "trust", "parity", "eval_fills",
+                             NULL};
+    int nl, trust_num, trust_den, eval_fills = -1;
     long long ph, pr;
     PyObject *box_lines, *syms, *groups, *swaps, *cen, *fills;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOOOOOO(ii)(LL)", kwlist, &nl, &box_lines,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iOOOOOO(ii)(LL)|i", kwlist, &nl, &box_lines,
                                      &syms, &groups, &swaps, &cen, &fills, &trust_num,
-                                     &trust_den, &ph, &pr))
+                                     &trust_den, &ph, &pr, &eval_fills))
         return NULL;
+    if (eval_fills < 0) {
+        eval_fills = (int)PySequence_Size(fills);
+        if (eval_fills < 0)
+            return NULL;
+    }
     if (nl < 1 || nl > MAXL) {
         PyErr_Format(PyExc_ValueError, "the compiled core takes boards of 1..%d lines, got %d",
                      MAXL, nl);
@@ -301,7 +309,7 @@ static PyObject *Board_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     B->parity_ramp = pr;
     if (read_boxes(B, box_lines) < 0 || read_symmetries(B, syms) < 0 || image_tables(B) < 0 ||
         read_twin_groups(B, groups) < 0 || read_swaps(B, swaps) < 0 ||
-        read_line_orders(B, cen, fills) < 0) {
+        read_line_orders(B, cen, fills, eval_fills) < 0) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_ValueError, "inconsistent board tables");
         Py_DECREF(B);

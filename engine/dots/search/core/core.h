@@ -48,6 +48,7 @@ typedef unsigned __int128 bb_t;
 #define PROVEN (1 << 16)
 #define HEUR (PROVEN / 2)
 #define WINDOW 8
+#define MAXFILLS 8 /* fill orders of the evaluations (board.FEATURE_FILLS at most) */
 
 #define FORCE_INLINE static inline __attribute__((always_inline))
 
@@ -122,8 +123,9 @@ typedef struct {
     int8_t group_of[MAXL];
     bb_t twin_line;
     int32_t cen[MAXL];
-    int nfills;
-    uint8_t fill[4][MAXL];
+    int nfills;             /* the fill evaluation's orders: the first nfills of fill */
+    int nallfills;          /* the learned features': all of them */
+    uint8_t fill[MAXFILLS][MAXL];
     int trust_num, trust_den;
     long long parity_horizon, parity_ramp;
 } Board;
@@ -192,18 +194,20 @@ typedef struct {
 
 /* ------------------------------------------------------------------------------- Model */
 
-/* The learned evaluation's integer network (engine/dots/search/learned.py's Model). */
-#define MAXFEAT (MAXL + 3 * MAXB + 3 * 4 + 11)
-#define MAXHIDDEN 256
+/* The learned evaluation's regression trees (engine/dots/search/learned.py's Model). */
+#define MAXFEAT (MAXL + 3 * MAXB + 3 * 4 + 4 + 7 + 8)
+typedef struct {
+    double threshold; /* a split sends x[feature] <= threshold left, else right */
+    int32_t left, right;
+    int32_t feature;  /* -1: a leaf */
+    int32_t value;    /* a leaf's value, times 2**shift */
+} TreeNode;
+
 typedef struct {
     PyObject_HEAD
-    int nf, h1, h2, shift;
-    int32_t *w1t;   /* [nf][h1]: the first layer, feature by feature */
-    int64_t *b1;    /* [h1] */
-    int32_t *w2;    /* [h2][h1] */
-    int64_t *b2;    /* [h2] */
-    int32_t *w3;    /* [h2] */
-    int64_t b3;
+    int nf, nnodes, ntrees, shift;
+    TreeNode *nodes;
+    int32_t *roots;
 } Model;
 
 /* -------------------------------------------------------------------------------- Core */

@@ -1,6 +1,6 @@
 /* The horizon evaluations: the fill evaluation (engine/dots/search/evaluate.py: the mean of
  * the fills' loony values, scaled by trust) and the learned one (engine/dots/search/
- * learned.py: an integer network over features that include the fills'). */
+ * learned.py: regression trees over features that include the fills'). */
 #include "core.h"
 
 static inline int floordiv(long long a, long long b) /* Python's a // b for b > 0 */
@@ -95,13 +95,18 @@ static int fill_evaluate(const Board *B, Memos *M, bb_t drawn, const uint8_t *va
     return floordiv(total * B->trust_num, (long long)B->nfills * B->trust_den);
 }
 
-/* learned.features, in learned.py's order; returns how many (at most MAXFEAT). */
+/* learned.feature_count */
+static inline int feature_count(const Board *B)
+{
+    return B->nl + 3 * B->nb + 3 * B->nfills + 4 + 7 + 8;
+}
+
+/* learned.features, in learned.py's order; returns how many. */
 static int learned_features(const Board *B, Memos *M, bb_t drawn, const uint8_t *vals,
                             int32_t *x)
 {
     const int nl = B->nl, nb = B->nb;
-    int n = nl + 3 * nb + 3 * B->nfills + 4 + 7;
-    memset(x, 0, sizeof(int32_t) * n);
+    memset(x, 0, sizeof(int32_t) * feature_count(B));
     for (bb_t d = drawn; d; d &= d - 1)
         x[bb_low(d)] = 1;
     int left = 0;
@@ -114,21 +119,33 @@ static int learned_features(const Board *B, Memos *M, bb_t drawn, const uint8_t 
     int o = nl + 3 * nb;
     uint8_t ends0[MAXB];
     bb_t end0 = 0;
-    for (int i = 0; i < B->nfills; i++) {
+    int sum_s = 0, sum_f = 0, sum_sf = 0, sum_k = 0, min_k = INF, max_k = -INF;
+    int min_sf = INF, max_sf = -INF;
+    for (int i = 0; i < B->nallfills; i++) {
         uint8_t ev[MAXB];
         bb_t end;
         int k = fill_run(B, drawn, vals, blocked, i, &end, ev);
         int f = fill_loony(B, M, end, ev);
         int s = (k & 1) ? 1 : -1;
-        x[o] = s;
-        x[o + 1] = f;
-        x[o + 2] = s * f;
-        o += 3;
+        if (i < B->nfills) {
+            x[o + 3 * i] = s;
+            x[o + 3 * i + 1] = f;
+            x[o + 3 * i + 2] = s * f;
+        }
         if (i == 0) {
             end0 = end;
             memcpy(ends0, ev, nb);
         }
+        sum_s += s;
+        sum_f += f;
+        sum_sf += s * f;
+        sum_k += k;
+        min_k = k < min_k ? k : min_k;
+        max_k = k > max_k ? k : max_k;
+        min_sf = s * f < min_sf ? s * f : min_sf;
+        max_sf = s * f > max_sf ? s * f : max_sf;
     }
+    o += 3 * B->nfills;
     int safe = bb_count(B->full & ~blocked);
     x[o] = nl - bb_count(drawn);
     x[o + 1] = left;
@@ -152,39 +169,33 @@ static int learned_features(const Board *B, Memos *M, bb_t drawn, const uint8_t 
     for (int i = 0; i < nlp; i++)
         x[o + 5] += loops[i];
     x[o + 6] = joints;
-    return o + 7;
+    o += 7;
+    x[o] = sum_s;
+    x[o + 1] = sum_f;
+    x[o + 2] = sum_sf;
+    x[o + 3] = sum_k;
+    x[o + 4] = min_k;
+    x[o + 5] = max_k;
+    x[o + 6] = min_sf;
+    x[o + 7] = max_sf;
+    return o + 8;
 }
 
-/* Model.value: the network on the features, rounded half up, clamped to the boxes left. */
+/* Model.value_of: the trees' sum, rounded half up, clamped to the boxes left. */
 static int learned_evaluate(const Board *B, Memos *M, const Model *L, bb_t drawn,
                             const uint8_t *vals)
 {
     int32_t x[MAXFEAT];
-    int nf = learned_features(B, M, drawn, vals, x);
-    int64_t a1[MAXHIDDEN];
-    for (int j = 0; j < L->h1; j++)
-        a1[j] = L->b1[j];
-    for (int i = 0; i < nf; i++) {
-        int64_t xi = x[i];
-        if (!xi)
-            continue;
-        const int32_t *col = L->w1t + (size_t)i * L->h1;
-        for (int j = 0; j < L->h1; j++)
-            a1[j] += xi * col[j];
+    learned_features(B, M, drawn, vals, x);
+    const TreeNode *nodes = L->nodes;
+    int64_t total = 0;
+    for (int t = 0; t < L->ntrees; t++) {
+        const TreeNode *n = nodes + L->roots[t];
+        while (n->feature >= 0)
+            n = nodes + ((double)x[n->feature] <= n->threshold ? n->left : n->right);
+        total += n->value;
     }
-    for (int j = 0; j < L->h1; j++)
-        if (a1[j] < 0)
-            a1[j] = 0;
-    int64_t out = L->b3;
-    for (int k = 0; k < L->h2; k++) {
-        const int32_t *row = L->w2 + (size_t)k * L->h1;
-        int64_t acc = L->b2[k];
-        for (int j = 0; j < L->h1; j++)
-            acc += a1[j] * row[j];
-        if (acc > 0)
-            out += (acc >> L->shift) * L->w3[k];
-    }
-    int64_t v = (out + ((int64_t)1 << (2 * L->shift - 1))) >> (2 * L->shift);
+    int64_t v = (total + ((int64_t)1 << (L->shift - 1))) >> L->shift;
     int left = x[B->nl + 3 * B->nb + 3 * B->nfills + 1];
     return v > left ? left : v < -left ? -left : (int)v;
 }
@@ -212,64 +223,83 @@ static int evaluate(const Board *B, Memos *M, const Model *L, bb_t drawn, const 
 
 static void Model_dealloc(Model *L)
 {
-    PyMem_RawFree(L->w1t);
-    PyMem_RawFree(L->b1);
-    PyMem_RawFree(L->w2);
-    PyMem_RawFree(L->b2);
-    PyMem_RawFree(L->w3);
+    PyMem_RawFree(L->nodes);
+    PyMem_RawFree(L->roots);
     Py_TYPE(L)->tp_free((PyObject *)L);
 }
 
-/* A copy of ``buf``'s bytes, which must be ``n`` items of ``size`` bytes. */
-static void *copy_array(Py_buffer *buf, Py_ssize_t n, size_t size, const char *name)
+/* ``buf`` as ``n`` items of ``size`` bytes: their count, or -1 (an exception set). */
+static Py_ssize_t items_of(Py_buffer *buf, size_t size, const char *name)
 {
-    if (buf->len != n * (Py_ssize_t)size) {
-        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, expected %zd", name, buf->len,
-                     n * (Py_ssize_t)size);
-        return NULL;
+    if (buf->len % (Py_ssize_t)size) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes is not a whole number of %zu-byte "
+                     "items", name, buf->len, size);
+        return -1;
     }
-    void *p = PyMem_RawMalloc(n * size);
-    if (!p)
-        PyErr_NoMemory();
-    else
-        memcpy(p, buf->buf, n * size);
-    return p;
+    return buf->len / (Py_ssize_t)size;
 }
 
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"features", "hidden1", "hidden2", "shift", "w1t", "b1", "w2",
-                             "b2", "w3", "b3", NULL};
-    int nf, h1, h2, shift;
-    long long b3;
-    Py_buffer w1t, b1, w2, b2, w3;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiiy*y*y*y*y*L", kwlist, &nf, &h1, &h2,
-                                     &shift, &w1t, &b1, &w2, &b2, &w3, &b3))
+    static char *kwlist[] = {"features", "shift", "feature", "threshold", "left", "right",
+                             "value", "roots", NULL};
+    int nf, shift;
+    Py_buffer feature, threshold, left, right, value, roots;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiy*y*y*y*y*y*", kwlist, &nf, &shift,
+                                     &feature, &threshold, &left, &right, &value, &roots))
         return NULL;
     Model *L = NULL;
-    if (nf < 1 || nf > MAXFEAT || h1 < 1 || h1 > MAXHIDDEN || h2 < 1 || h2 > MAXHIDDEN ||
-        shift < 1 || shift > 23)
-        PyErr_Format(PyExc_ValueError, "a model of %d features, %d and %d hidden units and "
-                     "shift %d does not fit (at most %d, %d, %d, 23)", nf, h1, h2, shift,
-                     MAXFEAT, MAXHIDDEN, MAXHIDDEN);
+    Py_ssize_t n = items_of(&feature, 4, "feature"), nt = items_of(&roots, 4, "roots");
+    if (n < 0 || nt < 0)
+        ;
+    else if (items_of(&threshold, 8, "threshold") != n || items_of(&left, 4, "left") != n ||
+             items_of(&right, 4, "right") != n || items_of(&value, 4, "value") != n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "the node arrays have different lengths");
+    } else if (nf < 1 || nf > MAXFEAT || shift < 1 || shift > 30 || n < 1 || nt < 1)
+        PyErr_Format(PyExc_ValueError, "a model of %d features, %zd nodes, %zd trees and "
+                     "shift %d does not fit", nf, n, nt, shift);
     else if ((L = (Model *)type->tp_alloc(type, 0))) {
         L->nf = nf;
-        L->h1 = h1;
-        L->h2 = h2;
         L->shift = shift;
-        L->b3 = b3;
-        if (!(L->w1t = copy_array(&w1t, (Py_ssize_t)nf * h1, 4, "w1t")) ||
-            !(L->b1 = copy_array(&b1, h1, 8, "b1")) ||
-            !(L->w2 = copy_array(&w2, (Py_ssize_t)h2 * h1, 4, "w2")) ||
-            !(L->b2 = copy_array(&b2, h2, 8, "b2")) ||
-            !(L->w3 = copy_array(&w3, h2, 4, "w3")))
+        L->nnodes = (int)n;
+        L->ntrees = (int)nt;
+        L->nodes = PyMem_RawCalloc(n, sizeof(TreeNode));
+        L->roots = PyMem_RawCalloc(nt, sizeof(int32_t));
+        if (!L->nodes || !L->roots) {
+            PyErr_NoMemory();
             Py_CLEAR(L);
+        }
+        const int32_t *fe = feature.buf, *lo = left.buf, *hi = right.buf, *va = value.buf;
+        const double *th = threshold.buf;
+        for (Py_ssize_t i = 0; L && i < n; i++) {
+            TreeNode *d = &L->nodes[i];
+            d->feature = fe[i] < 0 ? -1 : fe[i];
+            d->threshold = th[i];
+            d->left = lo[i];
+            d->right = hi[i];
+            d->value = va[i];
+            /* children after their parent: every walk ends, inside the array */
+            if (d->feature >= nf || (d->feature >= 0 && (d->left <= i || d->left >= n ||
+                                                         d->right <= i || d->right >= n))) {
+                PyErr_Format(PyExc_ValueError, "node %zd refers outside the model", i);
+                Py_CLEAR(L);
+            }
+        }
+        if (L)
+            memcpy(L->roots, roots.buf, nt * sizeof(int32_t));
+        for (Py_ssize_t i = 0; L && i < nt; i++)
+            if (L->roots[i] < 0 || L->roots[i] >= n) {
+                PyErr_Format(PyExc_ValueError, "tree %zd's root is outside the model", i);
+                Py_CLEAR(L);
+            }
     }
-    PyBuffer_Release(&w1t);
-    PyBuffer_Release(&b1);
-    PyBuffer_Release(&w2);
-    PyBuffer_Release(&b2);
-    PyBuffer_Release(&w3);
+    PyBuffer_Release(&feature);
+    PyBuffer_Release(&threshold);
+    PyBuffer_Release(&left);
+    PyBuffer_Release(&right);
+    PyBuffer_Release(&value);
+    PyBuffer_Release(&roots);
     return (PyObject *)L;
 }
 
@@ -283,9 +313,9 @@ static PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots.search._core.Model",
     .tp_basicsize = sizeof(Model),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Model(features, hidden1, hidden2, shift, w1t, b1, w2, b2, w3, b3): the learned "
-              "evaluation's integer network (little-endian int32 weights, int64 biases; w1t "
-              "feature by feature).",
+    .tp_doc = "Model(features, shift, feature, threshold, left, right, value, roots): the "
+              "learned evaluation's regression trees, as little-endian node arrays (int32; "
+              "threshold float64).",
     .tp_new = Model_new,
     .tp_dealloc = (destructor)Model_dealloc,
     .tp_getset = Model_getset,

@@ -356,7 +356,7 @@ static int Core_set_model(Core *S, PyObject *v, void *c)
     }
     if (v != Py_None) {
         const Board *B = S->B;
-        int nf = B->nl + 3 * B->nb + 3 * B->nfills + 4 + 7;
+        int nf = feature_count(B);
         if (((Model *)v)->nf != nf) {
             PyErr_Format(PyExc_ValueError, "the model reads %d features, this board has %d",
                          ((Model *)v)->nf, nf);
