@@ -57,7 +57,7 @@ from boxfish.engine.dots.game import dots_and_boxes
 from boxfish.engine.dots.learn import store
 from boxfish.engine.dots.learn.data import parse_board, parse_counts
 from boxfish.engine.dots.learn.sources import SOURCES, generate
-from boxfish.engine.dots.search import compiled, learned
+from boxfish.engine.dots.search import compiled, driver, learned
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.driver import analyse_position
 from boxfish.engine.errors import SearchAborted
@@ -78,9 +78,9 @@ def model_id(m) -> str | None:
     if m is None:
         return None
     h = hashlib.sha256()
-    for a in (m.w1, m.b1, m.w2, m.b2, m.w3):
+    for a in (m.feature, m.threshold, m.left, m.right, m.value, m.roots):
         h.update(a.tobytes())
-    h.update(f"{m.b3},{m.shift}".encode())
+    h.update(f"{m.shift}".encode())
     return h.hexdigest()[:12]
 
 
@@ -114,7 +114,7 @@ def generated(w: int, h: int, seed: int, bands: list[list[int]], per_band: int) 
 
 def key(r: dict) -> tuple:
     return (r["board"], r["source"], r["seed"], r["u"], r["i"], r["drawn"], r["evaluation"],
-            r.get("model"), r["time_ms"])
+            r.get("model"), r["time_ms"], r.get("share"))
 
 
 class Static:
@@ -160,6 +160,8 @@ def run(args, w: int, h: int, positions: list[dict], done: dict, model, data: di
             for tm in [None, *args.times]:
                 rec = {"board": board, **p, "evaluation": ev,
                        "model": mid if ev == "learned" else None, "time_ms": tm}
+                if tm is not None and args.deepening_share is not None:
+                    rec["share"] = args.deepening_share
                 old = done.get(key(rec))
                 if old is None:
                     if tm is None:
@@ -381,6 +383,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dir", default=None, help="the exact data folder (default: the store's)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="the results file (JSON lines)")
     ap.add_argument("--report", action="store_true", help="only print what --out holds")
+    ap.add_argument("--deepening-share", type=float, default=None,
+                    help="the timed analyses' DEEPENING_SHARE (engine/dots/search/driver.py; "
+                         "default: the engine's); results are kept per share")
     args = ap.parse_args(argv)
     w, h = parse_board(args.board)
     args.counts = parse_counts(args.undrawn)
@@ -392,7 +397,10 @@ def main(argv=None) -> int:
         print(f"no learned model for {w}x{h} (give --model): fill only", file=sys.stderr)
         args.evaluations = [e for e in args.evaluations if e != "learned"]
     out = Path(args.out).expanduser()
-    done = load(out, repair=not args.report)
+    done = {k: r for k, r in load(out, repair=not args.report).items()
+            if r["time_ms"] is None or r.get("share") == args.deepening_share}
+    if args.deepening_share is not None:
+        driver.DEEPENING_SHARE = args.deepening_share
     if not args.report:
         root = Path(args.dir).expanduser() if args.dir else store.default_dir()
         band = band_of(args.counts, args.band_width)

@@ -47,7 +47,8 @@ from .sources import SELFPLAY_NODES, SOURCES, generate, params
 
 GiB = 1 << 30
 
-__all__ = ["Job", "Outcome", "Solver", "exact_values", "main", "parse_board", "parse_counts", "report", "run"]
+__all__ = ["Job", "Outcome", "Solver", "exact_values", "main", "parse_board", "parse_counts",
+           "report", "run"]
 
 
 def exact_values(w: int, h: int, drawn: int, caches: DotsCaches | None = None,

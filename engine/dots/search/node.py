@@ -210,8 +210,8 @@ class Searcher(SearchSession):
     ``caches``: the :class:`~engine.dots.search.caches.DotsCaches` of the board size (TT,
     evaluation and chain DP memos; default: a fresh one); ``tt``: a table to use instead of
     the caches' own. ``evaluation``: the horizon evaluation, ``"learned"`` or ``"fill"``
-    (default: :func:`~.learned.resolve_evaluation`'s). ``record_keys`` (tests): ``handed_keys`` then lists (parent, {line:
-    child's key as handed down}) of every enhanced transposition cutoff that went through
+    (default: :func:`~.learned.resolve_evaluation`'s). ``record_keys`` (tests):
+    ``handed_keys`` then lists (parent, {line: child's key as handed down}) of every enhanced transposition cutoff that went through
     all its lines.
     """
 
