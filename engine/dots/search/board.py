@@ -180,7 +180,8 @@ class Tables:
     ``twin_pairs``: ``(bit of a, b - a)`` for twins ``a < b``. ``bit_tabs``: the line ids of
     each chunk of a bitboard (boards of up to 64 lines). ``fill_orders`` and ``fills``: the
     ``FEATURE_FILLS`` fill orders (the evaluation's ``FILLS`` first) and their bit tables.
-    ``compiled_board``: the compiled core's copy of these tables (``compiled.board``), made on first use;
+    ``compiled_board``: the compiled core's copy of these tables (``compiled.board``), made
+    on first use;
     ``learned_model``: the board's learned evaluation (``learned.model_for``: None until
     asked for, False when the board has none).
     """

@@ -211,7 +211,8 @@ class Searcher(SearchSession):
     evaluation and chain DP memos; default: a fresh one); ``tt``: a table to use instead of
     the caches' own. ``evaluation``: the horizon evaluation, ``"learned"`` or ``"fill"``
     (default: :func:`~.learned.resolve_evaluation`'s). ``record_keys`` (tests):
-    ``handed_keys`` then lists (parent, {line: child's key as handed down}) of every enhanced transposition cutoff that went through
+    ``handed_keys`` then lists (parent, {line: child's key as handed down}) of every
+    enhanced transposition cutoff that went through
     all its lines.
     """
 
