@@ -28,6 +28,7 @@ analysis asking for ``evaluation="fill"``) uses the fill evaluation.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib import resources
 
@@ -152,6 +153,14 @@ class Model:
     @property
     def trees(self) -> int:
         return len(self.roots)
+
+    def digest(self) -> str:
+        """A short hash of what decides its values (the trees and the shift)."""
+        h = hashlib.sha256()
+        for a in (self.feature, self.threshold, self.left, self.right, self.value, self.roots):
+            h.update(np.ascontiguousarray(a).tobytes())
+        h.update(f"{self.shift},{self.nfeatures}".encode())
+        return h.hexdigest()[:12]
 
     def value_of(self, x, left: int) -> int:
         """The trees' value of the features ``x``, rounded half up and clamped to

@@ -37,6 +37,12 @@ searches already left out those sacrifices while safe lines remained and count a
 answers from the last complete iteration. These values were the cut iteration's first move's,
 one ply deeper than every other move's; the node counts are unchanged (the same search), and
 so are the best moves but for 10x10, where the cut iteration's first move had led.
+
+(****) The learned evaluation (issue 32): these cases are the fill evaluation's, which every
+analysis can still ask for, and run with it. Where a board has a shipped model (5x5 here),
+an analysis uses the learned one by default: ``LEARNED_CASES`` records its searches of the
+same 5x5 positions, for the model whose digest is ``LEARNED_DIGEST`` (a new model is
+re-recorded with it). The exact value is the same, with other node counts.
 """
 
 from __future__ import annotations
@@ -107,12 +113,27 @@ CASES = [
 ]
 
 
-def _run(w, h, drawn, style, nodes, depth, core):
+# The learned evaluation's searches of the 5x5 cases, with the model of this digest.
+LEARNED_DIGEST = "d08175f31fe9"
+LEARNED_CASES = [
+    (5, 5, 0, 'limit', 20000, None, 20000, -1, (2, 5, 1), 'estimate'),
+    (5, 5, 0, 'limit', None, 4, 6486, -1, (2, 5, 1), 'estimate'),
+    (5, 5, P["5x5 a"], 'limit', 20000, None, 20000, -1, (1, 3, 2), 'estimate'),
+    (5, 5, P["5x5 a"], 'limit', None, 4, 2919, 2, (4, 4, 2), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', 20000, None, 20000, -1, (5, 1, 1), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', None, 4, 2589, 2, (5, 4, 1), 'estimate'),
+    (5, 5, P["5x5 c"], 'solve', None, None, 4379, 4, (2, 3, 1), 'exact'),
+]
+
+
+def _run(w, h, drawn, style, nodes, depth, core, evaluation="fill"):
     if style == "solve":
-        return analyse_position(w, h, drawn, core=core)
+        return analyse_position(w, h, drawn, core=core, evaluation=evaluation)
     if style == "bench":
-        return analyse_position(w, h, drawn, multipv=1, solve=True, core=core)
-    return analyse_position(w, h, drawn, Limit(nodes=nodes, depth=depth), core=core)
+        return analyse_position(w, h, drawn, multipv=1, solve=True, core=core,
+                                evaluation=evaluation)
+    return analyse_position(w, h, drawn, Limit(nodes=nodes, depth=depth), core=core,
+                            evaluation=evaluation)
 
 
 # Both cores must count exactly these nodes: the compiled core is the same search (boards of
@@ -130,6 +151,22 @@ def test_search_results_are_unchanged(core, w, h, drawn, style, nodes, depth, wa
     assert got.core == core
     assert (got.nodes, got.value, got.best_move, str(got.bound)) == \
         (want_nodes, value, best, bound)
+
+
+@pytest.mark.parametrize("core", ["python", "c"])
+def test_the_learned_evaluations_searches_are_recorded(core):
+    """The shipped 5x5 model's searches, on both cores (see (****))."""
+    from boxfish.engine.dots.search.learned import model_for
+
+    assert model_for(tables(5, 5)).digest() == LEARNED_DIGEST, "a new model: re-record"
+    for w, h, drawn, style, nodes, depth, want_nodes, value, best, bound in LEARNED_CASES:
+        got = _run(w, h, drawn, style, nodes, depth, core, evaluation="learned")
+        assert (got.nodes, got.value, got.best_move, str(got.bound)) == \
+            (want_nodes, value, best, bound), (drawn, style, nodes, depth)
+        default = _run(w, h, drawn, style, nodes, depth, core, evaluation=None)
+        assert (default.nodes, default.value) == (want_nodes, value)
+    exact = [c for c in CASES if c[:3] == LEARNED_CASES[-1][:3]][0]
+    assert LEARNED_CASES[-1][7:] == exact[7:]  # the same exact value and best move
 
 
 # The positions of the exact cases above: (w, h, drawn) -> (value, best move).
