@@ -8,11 +8,12 @@ boosted regression trees with LightGBM (squared error) on the features of
 them to ``engine/dots/search/weights/<w>x<h>.npz`` (``--out`` to write elsewhere), with how
 the model was made in its ``info``.
 
-Why trees (measured on 5x5, 1,691 data positions, 47,664 samples, validation as below):
-scikit-learn's MLP of 64+32 ReLUs 4.01 boxes mean absolute error and 61% of signs right,
-of 128+64 3.89 and 66%; histogram gradient boosting (300 trees of 31 leaves) 3.72 and 69%,
-and 3.62 and 72% with the statistics over eight fill orders (sixteen: 3.57 and 73%); the
-fill evaluation 4.82 and 42%.
+Why trees: measured on the 5x5 data of 1,691 positions (47,664 samples; the validation
+positions below; signs counted over all of them, zeros included), scikit-learn's MLP of
+64 + 32 ReLUs had 4.01 boxes of mean absolute error and 61% of signs right, one of 128 + 64
+3.89 and 66%; gradient-boosted trees (scikit-learn's histogram ones, 300 trees of 31 leaves)
+3.72 and 69%, and 3.62 and 72% with the statistics over eight fill orders (sixteen: 3.57 and
+73%, for twice the fills). The fill evaluation had 4.82 and 42%.
 
 The samples (:func:`samples`), all positions with no box to take (the horizon's):
 
