@@ -40,7 +40,7 @@ import numpy as np
 from ..search import compiled
 from ..search.board import Tables, tables
 from ..search.evaluate import Evaluator
-from ..search.learned import FEATURE_VERSION, Model, features, left_index
+from ..search.learned import FEATURE_VERSION, Model, features, left_index, undrawn_index
 from . import store
 from .data import parse_board
 
@@ -53,6 +53,9 @@ LEAVES = 31
 LEARNING_RATE = 0.1
 SHIFT = 16
 VALIDATE_EVERY = 10
+#: A model values positions of up to the most undrawn lines of which it had this many
+#: training samples (past them, the fill evaluation: ``learned.Model.max_undrawn``).
+COVERED = 1000
 
 
 class Samples:
@@ -145,7 +148,7 @@ def fit(x: np.ndarray, y: np.ndarray, trees: int = TREES, leaves: int = LEAVES,
     return lightgbm.train(params, lightgbm.Dataset(x.astype(np.float64), y), trees)
 
 
-def to_model(booster, w: int, h: int, nfeatures: int, shift: int = SHIFT,
+def to_model(booster, w: int, h: int, nfeatures: int, max_undrawn: int, shift: int = SHIFT,
              info: dict | None = None) -> Model:
     """The :class:`~boxfish.engine.dots.search.learned.Model` of a LightGBM ``booster``
     (from its documented ``dump_model()``: every split ``<=`` on a feature without
@@ -173,7 +176,8 @@ def to_model(booster, w: int, h: int, nfeatures: int, shift: int = SHIFT,
 
     for tree in booster.dump_model()["tree_info"]:
         roots.append(add(tree["tree_structure"]))
-    return Model(w, h, nfeatures, shift, feature, threshold, left, right, value, roots, info)
+    return Model(w, h, nfeatures, shift, feature, threshold, left, right, value, roots,
+                 max_undrawn, info)
 
 
 def _figures(pred: np.ndarray, y: np.ndarray) -> dict:
@@ -196,6 +200,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--trees", type=int, default=TREES, help="the number of trees")
     ap.add_argument("--leaves", type=int, default=LEAVES, help="the leaves of each tree")
     ap.add_argument("--seed", type=int, default=1, help="the training's random seed")
+    ap.add_argument("--covered", type=int, default=COVERED,
+                    help="the model values positions of up to the most undrawn lines of "
+                         "which it had this many training samples")
     ap.add_argument("--no-symmetries", action="store_true",
                     help="train on the positions only, not their images too")
     return ap
@@ -229,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
             "leaves": args.leaves, "data": files, "samples": len(s),
             "validate": int(validate.sum()), "symmetries": not args.no_symmetries,
             "seed": args.seed}
-    model = to_model(booster, w, h, x.shape[1], SHIFT, info)
+    counts = np.bincount(x[~validate, undrawn_index(t)])
+    covered = np.flatnonzero(counts >= args.covered)
+    max_undrawn = int(covered[-1]) if len(covered) else 0
+    model = to_model(booster, w, h, x.shape[1], max_undrawn, SHIFT, info)
     xv, yv = x[validate], y[validate]
     pred = np.array([model.value_of(r, int(r[left_index(t)])) for r in xv])
     if compiled.fits(t) and len(xv):

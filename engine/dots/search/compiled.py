@@ -133,7 +133,7 @@ def model(m):
             m.features, m.shift, m.feature.astype("<i4").tobytes(),
             m.threshold.astype("<f8").tobytes(), m.left.astype("<i4").tobytes(),
             m.right.astype("<i4").tobytes(), m.value.astype("<i4").tobytes(),
-            m.roots.astype("<i4").tobytes())
+            m.roots.astype("<i4").tobytes(), m.max_undrawn)
     return c
 
 

@@ -19,7 +19,11 @@ same integers in ``core/evaluate.c``), for a position with no box to take:
 The model (:class:`Model`): regression trees whose leaf values are integers scaled by
 ``2**shift``, summed and rounded half up (then clamped to the boxes left), so that Python
 and C give the same value bit for bit: the compiled and the Python search still agree node
-for node. The value is the future-box margin for the player to move.
+for node. The value is the future-box margin for the player to move. A model answers only
+for positions of at most ``max_undrawn`` undrawn lines, the most its training data had;
+past them the fill evaluation does (trees know nothing beyond their data: measured, a model
+trained on 5x5 positions of at most 38 undrawn lines used everywhere lost 40 of 60 games
+to the fill evaluation at 200 ms a move).
 
 The model of a board size is ``weights/<w>x<h>.npz``, made by
 ``python -m boxfish.engine.dots.learn.train`` from exact values; a board without one (or an
@@ -59,9 +63,14 @@ def feature_count(t: Tables) -> int:
     return t.nl + 3 * t.nb + _PER_FILL * FILLS + _COUNTS + _COMPONENTS + _ALL_FILLS
 
 
+def undrawn_index(t: Tables) -> int:
+    """The index of the feature "undrawn lines"."""
+    return t.nl + 3 * t.nb + _PER_FILL * FILLS
+
+
 def left_index(t: Tables) -> int:
     """The index of the feature "boxes not taken"."""
-    return t.nl + 3 * t.nb + _PER_FILL * FILLS + 1
+    return undrawn_index(t) + 1
 
 
 def features(ev: Evaluator, drawn: int, vals: list[int]) -> list[int]:
@@ -120,11 +129,12 @@ class Model:
     not fit."""
 
     __slots__ = ("w", "h", "shift", "feature", "threshold", "left", "right", "value",
-                 "roots", "nfeatures", "info", "compiled")
+                 "roots", "nfeatures", "max_undrawn", "info", "compiled")
 
     def __init__(self, w: int, h: int, nfeatures: int, shift: int, feature, threshold,
-                 left, right, value, roots, info: dict | None = None) -> None:
+                 left, right, value, roots, max_undrawn: int, info: dict | None = None) -> None:
         self.w, self.h, self.nfeatures, self.shift = w, h, int(nfeatures), int(shift)
+        self.max_undrawn = int(max_undrawn)
         self.feature = np.asarray(feature, dtype=np.int32)
         self.threshold = np.asarray(threshold, dtype=np.float64)
         self.left = np.asarray(left, dtype=np.int32)
@@ -159,7 +169,7 @@ class Model:
         h = hashlib.sha256()
         for a in (self.feature, self.threshold, self.left, self.right, self.value, self.roots):
             h.update(np.ascontiguousarray(a).tobytes())
-        h.update(f"{self.shift},{self.nfeatures}".encode())
+        h.update(f"{self.shift},{self.nfeatures},{self.max_undrawn}".encode())
         return h.hexdigest()[:12]
 
     def value_of(self, x, left: int) -> int:
@@ -180,6 +190,7 @@ class Model:
                             threshold=self.threshold, left=self.left, right=self.right,
                             value=self.value.astype(np.int32), roots=self.roots,
                             shift=np.int64(self.shift), nfeatures=np.int64(self.nfeatures),
+                            max_undrawn=np.int64(self.max_undrawn),
                             board=np.array([self.w, self.h]),
                             info=np.array(json.dumps(self.info, sort_keys=True)))
 
@@ -194,7 +205,8 @@ class Model:
                                  f"{info.get('feature_version')}, this engine reads "
                                  f"{FEATURE_VERSION}")
             return cls(w, h, int(z["nfeatures"]), int(z["shift"]), z["feature"],
-                       z["threshold"], z["left"], z["right"], z["value"], z["roots"], info)
+                       z["threshold"], z["left"], z["right"], z["value"], z["roots"],
+                       int(z["max_undrawn"]), info)
 
 
 def model_for(t: Tables) -> Model | None:
@@ -230,7 +242,8 @@ def resolve_evaluation(evaluation: str | None, t: Tables) -> str:
 class LearnedEvaluator:
     """The learned evaluation of one board size with its memo of values by position (emptied
     when it holds ``max_entries``); the fills and loony values are ``fill``'s (an
-    :class:`~.evaluate.Evaluator`, whose ``ends`` memo it shares)."""
+    :class:`~.evaluate.Evaluator`, whose ``ends`` memo it shares), and so are the values of
+    positions past the model's ``max_undrawn``."""
 
     __slots__ = ("fill", "model", "values", "max_entries")
 
@@ -244,8 +257,11 @@ class LearnedEvaluator:
         """Estimated future-box margin for the player to move (no box can be taken now)."""
         v = self.values.get(drawn)
         if v is None:
-            x = features(self.fill, drawn, vals)
-            v = self.model.value_of(x, sum(1 for b in vals if b < 4))
+            if self.fill.t.nl - drawn.bit_count() > self.model.max_undrawn:
+                v = self.fill.evaluate(drawn, vals)
+            else:
+                x = features(self.fill, drawn, vals)
+                v = self.model.value_of(x, sum(1 for b in vals if b < 4))
             if len(self.values) >= self.max_entries:
                 self.values.clear()
             self.values[drawn] = v

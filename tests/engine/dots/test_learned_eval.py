@@ -24,8 +24,8 @@ from tests.engine.dots.reference import reference_move_values
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="needs the compiled core")
 
 
-def _random_model(w: int, h: int, seed: int = 0, trees: int = 30,
-                  depth: int = 4) -> learned.Model:
+def _random_model(w: int, h: int, seed: int = 0, trees: int = 30, depth: int = 4,
+                  max_undrawn: int | None = None) -> learned.Model:
     """Random trees over every feature (thresholds in the features' ranges), so that
     positions reach many leaves."""
     t = tables(w, h)
@@ -50,6 +50,7 @@ def _random_model(w: int, h: int, seed: int = 0, trees: int = 30,
     for _ in range(trees):
         roots.append(add(0))
     return learned.Model(w, h, nf, 16, feature, threshold, left, right, value, roots,
+                         t.nl if max_undrawn is None else max_undrawn,
                          {"feature_version": learned.FEATURE_VERSION})
 
 
@@ -111,6 +112,31 @@ def test_features_and_values_are_the_same_in_python_and_c(w, h):
         assert abs(v) <= sum(b < 4 for b in vals)
         values.add(v)
     assert len(values) > 3  # the network is not stuck at its clamp
+
+
+def test_past_its_undrawn_lines_a_model_leaves_the_value_to_the_fill_evaluation():
+    """Trees know nothing past their data: a position of more undrawn lines than the model's
+    ``max_undrawn`` gets the fill evaluation's value, in Python and C alike."""
+    t = tables(4, 4)
+    model = _random_model(4, 4, 4, max_undrawn=20)
+    ev = Evaluator(t)
+    le = learned.LearnedEvaluator(ev, model)
+    core = _core(t)
+    core.model = compiled.model(model)
+    fill = _core(t)
+    seen = {"fill": 0, "model": 0}
+    for drawn in _quiet_positions(4, 4, 80, seed=5):
+        vals = [(drawn & m).bit_count() for m in t.box_mask]
+        got = core.evaluate(drawn)
+        assert got == le.evaluate(drawn, vals)
+        if (t.full & ~drawn).bit_count() > 20:
+            assert got == fill.evaluate(drawn)
+            seen["fill"] += 1
+        else:
+            assert got == model.value_of(learned.features(ev, drawn, vals),
+                                         sum(b < 4 for b in vals))
+            seen["model"] += 1
+    assert min(seen.values()) > 10
 
 
 def test_the_evaluation_memo_follows_a_change_of_model():
@@ -201,24 +227,25 @@ def test_a_model_file_round_trips_and_is_checked(tmp_path):
     back = learned.Model.load(path)
     for name in ("feature", "threshold", "left", "right", "value", "roots"):
         assert np.array_equal(getattr(back, name), getattr(m, name))
-    assert (back.shift, back.features, back.info) == (m.shift, m.features, m.info)
+    assert (back.shift, back.features, back.max_undrawn, back.info) == (
+        m.shift, m.features, m.max_undrawn, m.info)
     m.info["feature_version"] = learned.FEATURE_VERSION + 1
     m.save(path)
     with pytest.raises(ValueError, match="feature version"):
         learned.Model.load(path)
     with pytest.raises(ValueError, match="different lengths"):
         learned.Model(3, 3, m.features, 16, m.feature, m.threshold[:-1], m.left, m.right,
-                      m.value, m.roots)
+                      m.value, m.roots, m.max_undrawn)
     loop = m.left.copy()
     loop[0] = 0  # a split whose child is itself: a walk that never ends
     with pytest.raises(ValueError, match="outside the model"):
         learned.Model(3, 3, m.features, 16, m.feature, m.threshold, loop, m.right, m.value,
-                      m.roots)
+                      m.roots, m.max_undrawn)
     with pytest.raises(ValueError, match="refers outside"):
         compiled._core.Model(m.features, 16, m.feature.astype("<i4").tobytes(),
                              m.threshold.tobytes(), loop.astype("<i4").tobytes(),
                              m.right.astype("<i4").tobytes(), m.value.astype("<i4").tobytes(),
-                             m.roots.astype("<i4").tobytes())
+                             m.roots.astype("<i4").tobytes(), m.max_undrawn)
 
 
 def test_training_end_to_end(tmp_path, model_on, capsys):
@@ -228,9 +255,10 @@ def test_training_end_to_end(tmp_path, model_on, capsys):
     assert out.solved == 4 * 10 * 3
     path = tmp_path / "3x3.npz"
     assert train.main(["--board", "3x3", "--dir", str(tmp_path / "data"), "--out", str(path),
-                       "--trees", "40", "--leaves", "8"]) == 0
+                       "--trees", "40", "--leaves", "8", "--covered", "50"]) == 0
     m = learned.Model.load(path)
     assert m.trees == 40 and m.features == learned.feature_count(tables(3, 3))
+    assert m.max_undrawn == 16  # the most undrawn lines with --covered samples: the data's
     info = m.info
     assert info["board"] == "3x3" and info["samples"] > info["validate"] > 0
     assert sum(f["positions"] for f in info["data"]) == 120

@@ -206,6 +206,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     int nf, nnodes, ntrees, shift;
+    int max_undrawn;  /* past it the fill evaluation answers */
     TreeNode *nodes;
     int32_t *roots;
 } Model;

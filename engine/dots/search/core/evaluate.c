@@ -212,7 +212,9 @@ static int evaluate(const Board *B, Memos *M, const Model *L, bb_t drawn, const 
     Memo *m = &M->eval[hash_bb(drawn) & (M->slots - 1)];
     if (m->used && m->key == drawn)
         return m->value;
-    int v = L ? learned_evaluate(B, M, L, drawn, vals) : fill_evaluate(B, M, drawn, vals);
+    int v = L && B->nl - bb_count(drawn) <= L->max_undrawn
+                ? learned_evaluate(B, M, L, drawn, vals)
+                : fill_evaluate(B, M, drawn, vals);
     m->key = drawn;
     m->value = v;
     m->used = 1;
@@ -242,11 +244,12 @@ static Py_ssize_t items_of(Py_buffer *buf, size_t size, const char *name)
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"features", "shift", "feature", "threshold", "left", "right",
-                             "value", "roots", NULL};
-    int nf, shift;
+                             "value", "roots", "max_undrawn", NULL};
+    int nf, shift, max_undrawn;
     Py_buffer feature, threshold, left, right, value, roots;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiy*y*y*y*y*y*", kwlist, &nf, &shift,
-                                     &feature, &threshold, &left, &right, &value, &roots))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiy*y*y*y*y*y*i", kwlist, &nf, &shift,
+                                     &feature, &threshold, &left, &right, &value, &roots,
+                                     &max_undrawn))
         return NULL;
     Model *L = NULL;
     Py_ssize_t n = items_of(&feature, 4, "feature"), nt = items_of(&roots, 4, "roots");
@@ -262,6 +265,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     else if ((L = (Model *)type->tp_alloc(type, 0))) {
         L->nf = nf;
         L->shift = shift;
+        L->max_undrawn = max_undrawn;
         L->nnodes = (int)n;
         L->ntrees = (int)nt;
         L->nodes = PyMem_RawCalloc(n, sizeof(TreeNode));
@@ -313,9 +317,10 @@ static PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "boxfish.engine.dots.search._core.Model",
     .tp_basicsize = sizeof(Model),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Model(features, shift, feature, threshold, left, right, value, roots): the "
-              "learned evaluation's regression trees, as little-endian node arrays (int32; "
-              "threshold float64).",
+    .tp_doc = "Model(features, shift, feature, threshold, left, right, value, roots, "
+              "max_undrawn): the learned evaluation's regression trees, as little-endian node "
+              "arrays (int32; threshold float64), for positions of at most max_undrawn "
+              "undrawn lines (the fill evaluation past them).",
     .tp_new = Model_new,
     .tp_dealloc = (destructor)Model_dealloc,
     .tp_getset = Model_getset,
