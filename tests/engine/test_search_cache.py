@@ -114,8 +114,9 @@ def test_clear_empties_every_cache_of_every_owner(core):
     sizes = {key: owner.sizes() for key, owner in owners.items()
              if isinstance(owner, DotsCaches)}
     # an owner holds the caches of the core that searched with it, and only those
+    # (4x4 has a learned evaluation: its memo, which the default analysis fills)
     names = {"c": {"compiled", "compiled_memos"},
-             "python": {"tt", "values", "ends", "dp"}}[core]
+             "python": {"tt", "values", "ends", "dp", "learned"}}[core]
     assert set(sizes[("dots-and-boxes", 4, 4)]) == names
     assert all(sizes[("dots-and-boxes", 4, 4)].values()), sizes
     if core == "python":
@@ -176,26 +177,28 @@ def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries, core):
 def test_the_budget_split():
     def made(owner):
         # every cache made (each is made by the first search that needs it)
-        owner.tt, owner.evaluator, owner.compiled_table()
+        owner.tt, owner.evaluator, owner.learned_evaluator(), owner.compiled_table()
         return owner.bounds()
 
     owner = SearchCache(max_entries=1_000_000).owner(("dots-and-boxes", 5, 5),
                                                      lambda n: DotsCaches(_tables(5, 5), n))
     assert owner.bounds() == {}
-    # the compiled table: the Python table's share in 16-byte entries (13,000,000 bytes),
+    # the compiled table: the Python table's share in 16-byte entries (12,000,000 bytes),
     # rounded down to a power of two of entries; its memos: a power of two of the share
-    assert made(owner) == {"tt": 1_000_000 - 3 * 62_500, "values": 62_500, "ends": 62_500,
-                           "dp": 62_500, "compiled": 1 << 19, "compiled_memos": 3 << 15}
+    # (5x5 has a learned evaluation: its memo is the fourth auxiliary cache)
+    assert made(owner) == {"tt": 1_000_000 - 4 * 62_500, "values": 62_500, "ends": 62_500,
+                           "dp": 62_500, "learned": 62_500, "compiled": 1 << 19,
+                           "compiled_memos": 3 << 15}
     assert owner.compiled.max_nbytes == 16 << 19 and not owner.compiled.wide
     big = made(DotsCaches(_tables(5, 5), 10_000_000))
-    assert big["values"] == big["ends"] == big["dp"] == 65_536
-    assert big["tt"] == 10_000_000 - 3 * 65_536
+    assert big["values"] == big["ends"] == big["dp"] == big["learned"] == 65_536
+    assert big["tt"] == 10_000_000 - 4 * 65_536
     # a search given no cache: the Python search's usual 2,000,000-entry table, 65,536 for
     # the rest; the compiled table: the machine's share (own_table_bytes) in 16-byte entries,
     # rounded down to a power of two
     from boxfish.engine.dots.search.caches import own_table_bytes
     assert made(DotsCaches(_tables(5, 5))) == {
-        "tt": 2_000_000, "values": 65_536, "ends": 65_536, "dp": 65_536,
+        "tt": 2_000_000, "values": 65_536, "ends": 65_536, "dp": 65_536, "learned": 65_536,
         "compiled": 1 << ((own_table_bytes() // 16).bit_length() - 1),
         "compiled_memos": 3 << 16}
     # a board of more than 64 lines: 32-byte entries; table_bytes given: that many bytes

@@ -12,10 +12,11 @@ object (``compiled``), made on its first search. Every one of them is bounded, a
 
 The budget of an owner of ``max_entries`` entries (an ``engine.analysis.SearchCache`` keeps
 one per board size, made by :func:`make_caches`; a search given none makes its own, of
-``DEFAULT_ENTRIES``): each auxiliary cache (the evaluation's two memos, the DP memo) gets
+``DEFAULT_ENTRIES``): each of the ``AUX_CACHES`` auxiliary caches (the fill evaluation's two
+memos, the learned evaluation's memo, the DP memo) gets
 ``aux_entries(max_entries)``, a sixteenth of the budget and at most ``AUX_MAX``, and the
 transposition table the rest, so that the owner never holds more than ``max_entries``
-entries in all (each cache at least one: an owner of fewer than 4 still holds 4). The
+entries in all (each cache at least one: an owner of fewer than 5 may hold 5). The
 compiled core's table takes ``table_bytes`` of entries (``SearchCache(table_bytes=...)``, or
 ``boxfish solve --table-gb``); by default the bytes of the Python table's share
 (:func:`compiled.entry_bytes` each), and for a search's own caches :func:`own_table_bytes`, a
@@ -39,9 +40,10 @@ from .table import TranspositionTable
 #: An auxiliary cache's share of an owner's entries: 1 / AUX_SHARE of them, at most AUX_MAX.
 AUX_SHARE = 16
 AUX_MAX = 1 << 16
+AUX_CACHES = 4
 #: The budget of a search's own caches (no ``SearchCache``): a 2,000,000-entry table and
 #: 65,536 entries for each auxiliary cache.
-DEFAULT_ENTRIES = 2_000_000 + 3 * AUX_MAX
+DEFAULT_ENTRIES = 2_000_000 + AUX_CACHES * AUX_MAX
 
 
 #: A search's own compiled table may take 1 / OWN_TABLE_SHARE of the machine's memory, at most
@@ -99,7 +101,7 @@ class DotsCaches:
         self.compiled = None  # the compiled core's table, made by its first search
 
     def _tt_entries(self) -> int:
-        return max(1, self.max_entries - 3 * aux_entries(self.max_entries))
+        return max(1, self.max_entries - AUX_CACHES * aux_entries(self.max_entries))
 
     @property
     def tt(self) -> TranspositionTable:
