@@ -2,7 +2,8 @@
 against exact values, per band of undrawn lines.
 
 The positions: the held-out exact data (``--seed`` 2 of ``python -m
-boxfish.engine.dots.learn.data``, every source, ``--undrawn`` 30-56), and with ``--generate N``
+boxfish.engine.dots.learn.data``, every source, ``--undrawn`` 30-56), kept in
+``bench/results/exact`` (made with ``--dir bench/results/exact``; a run there resumes it), and with ``--generate N``
 N fresh positions per band (``safe`` and ``biased`` in turn, data seed ``--gen-seed``, which
 no data file uses: they have no exact values). For each position and each of
 ``--evaluations``:
@@ -62,6 +63,8 @@ from boxfish.engine.dots.search.driver import analyse_position
 from boxfish.engine.errors import SearchAborted
 
 DEFAULT_OUT = "~/.cache/boxfish/bench/estimate.jsonl"
+#: The held-out exact data is kept in the repository (small, and hours of solves to make).
+HELD_OUT = Path(__file__).resolve().parent / "results" / "exact"
 GENERATED = ("safe", "biased")
 #: The issue's goals: (title, figure, undrawn range, time_ms or None for static).
 GOALS = (("static sign agreement", "sign", (30, 44), None),
@@ -268,7 +271,7 @@ def report(args, w: int, h: int, done: dict, mid: str | None) -> None:
             and (r["evaluation"] == "fill" or r["model"] == mid)
             and (r["seed"] == args.seed and r["source"] in args.sources
                  or r["seed"] == args.gen_seed)]
-    data = exact_data(Path(args.dir).expanduser() if args.dir else store.default_dir(), w, h,
+    data = exact_data(Path(args.dir).expanduser() if args.dir else HELD_OUT, w, h,
                       {args.seed, args.gen_seed})
     for r in recs:  # join with the data as it is now
         d = data.get((r["source"], r["seed"], r["u"], r["i"]))
@@ -375,7 +378,9 @@ def main(argv=None) -> int:
                     help="also N fresh positions per band (no exact values)")
     ap.add_argument("--gen-seed", type=int, default=101, help="the data seed they are made of")
     ap.add_argument("--model", default=None, help="a learned model file (default: shipped)")
-    ap.add_argument("--dir", default=None, help="the exact data folder (default: the store's)")
+    ap.add_argument("--dir", default=None,
+                    help="the exact data folder (default: bench/results/exact, the held-out "
+                         "sets)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="the results file (JSON lines)")
     ap.add_argument("--report", action="store_true", help="only print what --out holds")
     ap.add_argument("--deepening-share", type=float, default=None,
@@ -397,7 +402,7 @@ def main(argv=None) -> int:
     if args.deepening_share is not None:
         driver.DEEPENING_SHARE = args.deepening_share
     if not args.report:
-        root = Path(args.dir).expanduser() if args.dir else store.default_dir()
+        root = Path(args.dir).expanduser() if args.dir else HELD_OUT
         band = band_of(args.counts, args.band_width)
         bands = [[u for u in args.counts if band(u) == b] for b in sorted(set(map(band,
                                                                               args.counts)))]
