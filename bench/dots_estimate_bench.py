@@ -3,10 +3,10 @@ against exact values, per band of undrawn lines.
 
 The positions: the held-out exact data (``--seed`` 2 of ``python -m
 boxfish.engine.dots.learn.data``, every source, ``--undrawn`` 30-56), kept in
-``bench/results/exact`` (made with ``--dir bench/results/exact``; a run there resumes it), and with ``--generate N``
-N fresh positions per band (``safe`` and ``biased`` in turn, data seed ``--gen-seed``, which
-no data file uses: they have no exact values). For each position and each of
-``--evaluations``:
+``bench/results/exact`` (made with ``--dir bench/results/exact``; a run there resumes it),
+and with ``--generate N`` N fresh positions per band (``safe`` and ``biased`` in turn, data
+seed ``--gen-seed``, which no data file uses: they have no exact values). For each position
+and each of ``--evaluations``:
 
 * static: the evaluation of the position itself (only where no box can be taken);
 * timed: an analysis of each ``--time-ms`` on one thread, with its own fresh caches.
