@@ -1,6 +1,6 @@
 """Train the learned evaluation of a board size from exact data.
 
-    python -m boxfish.engine.dots.learn.train --board 5x5 --seeds 1
+    python -m boxfish.engine.dots.learn.train --board 5x5 --seeds 1 --undrawn 22-38
 
 reads the exact data of ``--seeds`` (:mod:`.data`'s files, every source), fits gradient-
 boosted regression trees with LightGBM (squared error) on the features of
@@ -42,7 +42,7 @@ from ..search.board import Tables, tables
 from ..search.evaluate import Evaluator
 from ..search.learned import FEATURE_VERSION, Model, features, left_index, undrawn_index
 from . import store
-from .data import parse_board
+from .data import parse_board, parse_counts
 
 __all__ = ["Samples", "fit", "main", "samples", "to_model"]
 
@@ -193,6 +193,8 @@ def _parser() -> argparse.ArgumentParser:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--board", default="5x5", help="WxH boxes")
     ap.add_argument("--seeds", default="1", help="the data seeds to train on (comma list)")
+    ap.add_argument("--undrawn", default=None,
+                    help="only data positions of these undrawn counts (30-38, or 30,32,40-42)")
     ap.add_argument("--dir", default=None,
                     help=f"the data folder (default ${store.ENV}, else ~/.cache/boxfish/exact)")
     ap.add_argument("--out", default=None,
@@ -214,12 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     t = tables(w, h)
     root = Path(args.dir).expanduser() if args.dir else store.default_dir()
     seeds = [int(s) for s in args.seeds.split(",") if s]
+    counts = set(parse_counts(args.undrawn)) if args.undrawn else None
     start = time.perf_counter()
     records, files = [], []
     for seed in seeds:
         for path in sorted(root.glob(f"{w}x{h}/*-seed{seed}.jsonl")):
             _head, rows = store.read(path)
-            got = [r for r in store.latest(rows).values() if r["value"] is not None]
+            got = [r for r in store.latest(rows).values() if r["value"] is not None
+                   and (counts is None or r["u"] in counts)]
             records += got
             files.append({"file": path.name, "positions": len(got)})
     if not records:

@@ -114,16 +114,16 @@ CASES = [
 
 
 # The learned evaluation's searches of the 5x5 cases, with the model of this digest.
-LEARNED_DIGEST = "4a05c20ee670"
+LEARNED_DIGEST = "ead50a1ecedb"
 LEARNED_CASES = [
     # from the empty board the horizon (56 undrawn lines) is past the model's 38: fill's values
     (5, 5, 0, 'limit', 20000, None, 20000, -3, (6, 3, 2), 'estimate'),
     (5, 5, 0, 'limit', None, 4, 8760, -3, (6, 3, 2), 'estimate'),
-    (5, 5, P["5x5 a"], 'limit', 20000, None, 20000, -1, (3, 4, 1), 'estimate'),
-    (5, 5, P["5x5 a"], 'limit', None, 4, 4580, 2, (3, 3, 1), 'estimate'),
-    (5, 5, P["5x5 b"], 'limit', 20000, None, 20000, 2, (2, 4, 1), 'estimate'),
-    (5, 5, P["5x5 b"], 'limit', None, 4, 3536, 2, (2, 4, 1), 'estimate'),
-    (5, 5, P["5x5 c"], 'solve', None, None, 4627, 4, (2, 3, 1), 'exact'),
+    (5, 5, P["5x5 a"], 'limit', 20000, None, 20000, -1, (1, 3, 2), 'estimate'),
+    (5, 5, P["5x5 a"], 'limit', None, 4, 2922, 2, (4, 4, 2), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', 20000, None, 20000, -1, (5, 1, 1), 'estimate'),
+    (5, 5, P["5x5 b"], 'limit', None, 4, 2665, 2, (5, 4, 1), 'estimate'),
+    (5, 5, P["5x5 c"], 'solve', None, None, 4379, 4, (2, 3, 1), 'exact'),
 ]
 
 
