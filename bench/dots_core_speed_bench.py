@@ -4,8 +4,11 @@ Builds the compiled core of ``--baseline REV`` and this working tree's with the 
 command (``dots_timed_bench.load_baseline``), then runs the searches of
 ``dots_solve_bench.py``'s ``cores`` section (exact solves of 3x3, 2x5 and 3x4 from the empty
 board; ``--positions`` searches of ``--nodes`` nodes of 5x5 positions with 40 undrawn lines)
-on both cores alternately, ``--reps`` times each, with fresh caches every time. Both must
-report the same nodes, value, bound and best move (the run fails otherwise). Prints, per
+on both cores alternately, ``--reps`` times each, with fresh caches every time. This tree
+searches with the fill evaluation (the baseline's, where it has no other), so both must
+report the same nodes, value, bound and best move (the run fails otherwise). Then, this
+tree alone: the 5x5 searches with the learned evaluation against the fill one (other
+searches: nodes/s, not the same nodes). Prints, per
 search, each core's best time and nodes/s, and the ratio (this tree / baseline). Times are
 the CPU time of the searching thread (one thread: the caller's), which a busy host disturbs
 less than the wall time. On a busy host one search's ratio still varies by several percent
@@ -31,16 +34,17 @@ from dots_solve_bench import MiB, core_searches, say, table
 from dots_timed_bench import load_baseline
 
 
-def run(driver, w, h, drawn, limit, solve):
+def run(driver, w, h, drawn, limit, solve, **more):
     """One search by ``driver``'s compiled core with fresh caches (a 256 MiB table, made before
-    the clock starts): (Analysis, CPU seconds of this thread, which runs the search)."""
+    the clock starts): (Analysis, CPU seconds of this thread, which runs the search).
+    ``more``: further arguments of ``analyse_position`` (``evaluation``: this tree's)."""
     caches = driver.DotsCaches(driver.tables(w, h), 16_000_000 + 3 * (1 << 16),
                                table_bytes=256 * MiB)
     caches.compiled_table()
     lim = driver.Limit(nodes=limit.nodes, time_ms=limit.time_ms)  # the driver's own class
     t0 = time.thread_time()
     a = driver.analyse_position(w, h, drawn, lim, multipv=1, solve=solve, caches=caches,
-                                core="c")
+                                core="c", **more)
     return a, time.thread_time() - t0
 
 
@@ -66,7 +70,8 @@ def main(argv=None) -> int:
             for rep in range(args.reps):
                 # alternate which core goes first, so neither always runs on a warmer machine
                 for name in (list(cores) if rep % 2 == 0 else list(cores)[::-1]):
-                    a, secs = run(cores[name], w, h, drawn, limit, solve)
+                    more = {"evaluation": "fill"} if name == "this tree" else {}
+                    a, secs = run(cores[name], w, h, drawn, limit, solve, **more)
                     seen = (a.nodes, a.value, a.bound, a.best_move)
                     if name in best and best[name][0] != seen:
                         raise AssertionError(f"{name} changed its answer on {label}")
@@ -91,6 +96,21 @@ def main(argv=None) -> int:
             "runs each, alternating)")
         table(("search", "value", "nodes", "baseline s", "this tree s", "baseline nodes/s",
                "this tree nodes/s", "ratio"), rows)
+        tree, rows = cores["this tree"], []
+        for label, w, h, drawn, limit, solve in core_searches(args.seed, args.positions,
+                                                              args.nodes, args.cap):
+            if (w, h) != (5, 5):
+                continue
+            rate = {}
+            for e in ("fill", "learned"):
+                secs = min(run(tree, w, h, drawn, limit, solve, evaluation=e)[1]
+                           for _ in range(args.reps))
+                rate[e] = limit.nodes / secs
+            rows.append((label, f"{rate['fill']:,.0f}", f"{rate['learned']:,.0f}",
+                         f"{rate['learned'] / rate['fill']:.3f}"))
+        say()
+        say("## This tree: the learned evaluation against the fill one (nodes/s)")
+        table(("search", "fill nodes/s", "learned nodes/s", "ratio"), rows)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

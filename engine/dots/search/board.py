@@ -32,7 +32,7 @@ SYM_MAX_LINES = 200
 #: learned evaluation's features read (these and more: ``learned``); their bit tables
 #: (``Tables.fills``) are built with the board's other tables.
 FILLS = 3
-FEATURE_FILLS = 8
+FEATURE_FILLS = 3
 
 # The "min over the packed slices" of a key, unrolled per (lines, images) and generated
 # (sunfish style: where speed forces unrolled code, generate it): a quarter faster than a

@@ -48,7 +48,7 @@ __all__ = ["EVALUATIONS", "FEATURE_VERSION", "LearnedEvaluator", "Model", "featu
 #: The horizon evaluations an analysis can ask for: ``learned`` (the default where the board
 #: has a model) and ``fill``, the hand-made one (:mod:`.evaluate`).
 EVALUATIONS = ("learned", "fill")
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 #: Features after the line and box ones: 3 per fill, 4 counts, 7 of fill 0's end, 8 over
 #: all the fill orders.
 _PER_FILL = 3
