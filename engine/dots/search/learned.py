@@ -125,8 +125,9 @@ class Model:
     """Regression trees of one board size (see the module docstring), as flat node arrays:
     ``feature`` (-1 at a leaf), ``threshold`` (a split sends ``x[feature] <= threshold``
     to ``left``, else to ``right``), ``value`` (a leaf's, times ``2**shift``), and each
-    tree's ``roots``; ``info``: how it was made (a dict). ``ValueError`` naming what does
-    not fit."""
+    tree's ``roots``; ``max_undrawn``: the most undrawn lines of a position it values (the
+    evaluations leave the others to the fill evaluation); ``info``: how it was made (a
+    dict). ``ValueError`` naming what does not fit."""
 
     __slots__ = ("w", "h", "shift", "feature", "threshold", "left", "right", "value",
                  "roots", "nfeatures", "max_undrawn", "info", "compiled")
