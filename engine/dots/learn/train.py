@@ -244,9 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     info = {"feature_version": FEATURE_VERSION, "board": f"{w}x{h}", "trees": args.trees,
             "leaves": args.leaves, "data": files, "samples": len(s),
             "validate": int(validate.sum()), "symmetries": not args.no_symmetries,
-            "seed": args.seed}
-    counts = np.bincount(x[~validate, undrawn_index(t)])
-    covered = np.flatnonzero(counts >= args.covered)
+            "seed": args.seed, "undrawn": args.undrawn, "learning_rate": LEARNING_RATE}
+    per_undrawn = np.bincount(x[~validate, undrawn_index(t)])
+    covered = np.flatnonzero(per_undrawn >= args.covered)
     max_undrawn = int(covered[-1]) if len(covered) else 0
     model = to_model(booster, w, h, x.shape[1], max_undrawn, SHIFT, info)
     xv, yv = x[validate], y[validate]
