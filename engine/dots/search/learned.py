@@ -262,7 +262,7 @@ class LearnedEvaluator:
                 v = self.fill.evaluate(drawn, vals)
             else:
                 x = features(self.fill, drawn, vals)
-                v = self.model.value_of(x, sum(1 for b in vals if b < 4))
+                v = self.model.value_of(x, x[left_index(self.fill.t)])
             if len(self.values) >= self.max_entries:
                 self.values.clear()
             self.values[drawn] = v
