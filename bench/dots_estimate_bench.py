@@ -38,8 +38,10 @@ run can be stopped and resumed; ``--report`` prints the tables from it without r
     python bench/dots_estimate_bench.py --report --time-ms 200,1000
     python bench/dots_estimate_bench.py --undrawn 30-33 --time-ms 50 --evaluations fill
 
-``--model PATH``: a learned model file (``learn/train.py --out``) instead of the shipped one
-(the results are kept per model, by a hash of its weights).
+``--control-moves N``: leaves of at most N non-loony moves take control's sign (the engine's
+``learned.CONTROL_MAX_MOVES``; 0: never). ``--model PATH``: a learned model file
+(``learn/train.py --out``) instead of the shipped one (the results are kept per model, by a
+hash of its weights, and per ``--control-moves``).
 """
 
 from __future__ import annotations
@@ -76,10 +78,11 @@ GOALS = (("static sign agreement", "sign", (30, 44), None),
 # -- the learned model -----------------------------------------------------------------------
 
 def model_id(m) -> str | None:
-    """A short hash of a model's weights (None: no model)."""
+    """A short hash of a model's weights and the leaves that take control's sign (``/c`` and
+    ``learned.CONTROL_MAX_MOVES``; None: no model)."""
     if m is None:
         return None
-    return m.digest()
+    return f"{m.digest()}/c{learned.CONTROL_MAX_MOVES}"
 
 
 def load_model(w: int, h: int, path: str | None):
@@ -383,6 +386,9 @@ def main(argv=None) -> int:
                          "sets)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="the results file (JSON lines)")
     ap.add_argument("--report", action="store_true", help="only print what --out holds")
+    ap.add_argument("--control-moves", type=int, default=None,
+                    help="learned.CONTROL_MAX_MOVES for this run (0: no control; default: the "
+                         "engine's); results are kept per value")
     ap.add_argument("--deepening-share", type=float, default=None,
                     help="the timed analyses' DEEPENING_SHARE (engine/dots/search/driver.py; "
                          "default: the engine's); results are kept per share")
@@ -392,6 +398,8 @@ def main(argv=None) -> int:
     args.sources = [s for s in args.sources.split(",") if s]
     args.evaluations = [e for e in args.evaluations.split(",") if e]
     args.times = [int(x) for x in args.time_ms.split(",") if x]
+    if args.control_moves is not None:
+        learned.CONTROL_MAX_MOVES = args.control_moves
     model = load_model(w, h, args.model)
     if "learned" in args.evaluations and model is None:
         print(f"no learned model for {w}x{h} (give --model): fill only", file=sys.stderr)

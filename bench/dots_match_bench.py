@@ -19,6 +19,11 @@ it holds, so a long run can be stopped and resumed; ``--report`` prints them wit
     python bench/dots_match_bench.py --model ~/model.npz --games 20 --time-ms 100
     python bench/dots_match_bench.py --a fill --b fill --games 2 --time-ms 50   # a dry run
 
+``--a-control N`` / ``--b-control N``: a learned side's leaves of at most N non-loony moves
+take control's sign (``learned.CONTROL_MAX_MOVES``; 0: never; default: the engine's):
+
+    python bench/dots_match_bench.py --a learned --a-control 16 --b learned --b-control 0
+
 ``--model PATH``: a learned model file (``learn/train.py --out``) instead of the shipped one
 (games are kept per model, by a hash of its weights).
 """
@@ -41,6 +46,7 @@ from dots_estimate_bench import load, load_model, model_id
 from boxfish.engine import load_game
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots.learn.data import parse_board
+from boxfish.engine.dots.search import learned
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.driver import analyse_position
@@ -71,10 +77,12 @@ def play(w: int, h: int, opening: list[int], a_first: bool, args) -> dict:
         pos.play(game.action_to_move(ln))
     a_seat = pos.to_move if a_first else 1 - pos.to_move
     evaluation = {a_seat: args.a, 1 - a_seat: args.b}
+    control = {a_seat: args.a_control, 1 - a_seat: args.b_control}
     caches = {seat: DotsCaches(tables(w, h)) for seat in (0, 1)}
     moves, slowest = [], 0.0
     while not pos.is_terminal():
         seat = pos.to_move
+        learned.CONTROL_MAX_MOVES = control[seat]
         start = time.perf_counter()
         a = analyse_position(w, h, pos.drawn, Limit(time_ms=args.time_ms), threads=1,
                              caches=caches[seat], evaluation=evaluation[seat])
@@ -88,7 +96,7 @@ def play(w: int, h: int, opening: list[int], a_first: bool, args) -> dict:
 
 def key(r: dict) -> tuple:
     return (r["board"], r["time_ms"], r["seed"], r["opening"], r["a_first"], r["a"], r["b"],
-            r["model"])
+            r["model"], r.get("a_control"), r.get("b_control"))
 
 
 def game_line(g: int, r: dict) -> str:
@@ -125,6 +133,10 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="5x5")
     ap.add_argument("--a", default="learned", choices=EVALUATIONS, help="side A's evaluation")
     ap.add_argument("--b", default="fill", choices=EVALUATIONS, help="side B's evaluation")
+    ap.add_argument("--a-control", type=int, default=None,
+                    help="side A's learned.CONTROL_MAX_MOVES (default: the engine's)")
+    ap.add_argument("--b-control", type=int, default=None,
+                    help="side B's learned.CONTROL_MAX_MOVES (default: the engine's)")
     ap.add_argument("--games", type=int, default=60, help="games (two per opening)")
     ap.add_argument("--time-ms", type=int, default=200, help="time a move")
     ap.add_argument("--seed", type=int, default=1, help="the openings' seed")
@@ -133,6 +145,9 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true", help="only print what --out holds")
     args = ap.parse_args(argv)
     w, h = parse_board(args.size)
+    for side in ("a_control", "b_control"):
+        if getattr(args, side) is None:
+            setattr(args, side, learned.CONTROL_MAX_MOVES)
     model = load_model(w, h, args.model)
     if "learned" in (args.a, args.b) and model is None:
         ap.error(f"no learned model for {w}x{h}: give --model")
@@ -141,14 +156,16 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     done = load(out, key, repair=not args.report)
     ops = openings(w, h, (args.games + 1) // 2, args.seed)
-    print(f"# {w}x{h}: {args.a} (A) against {args.b} (B), {args.time_ms} ms a move, "
+    print(f"# {w}x{h}: {args.a} (A, control {args.a_control}) against {args.b} (B, control "
+          f"{args.b_control}), {args.time_ms} ms a move, "
           f"{args.games} games, openings of seed {args.seed}"
           f"{f', learned model {mid}' if mid else ''}", flush=True)
     recs = []
     for g in range(args.games):
         k, a_first = g // 2, g % 2 == 0
         rec = {"board": f"{w}x{h}", "time_ms": args.time_ms, "seed": args.seed, "opening": k,
-               "lines": ops[k], "a_first": a_first, "a": args.a, "b": args.b, "model": mid}
+               "lines": ops[k], "a_first": a_first, "a": args.a, "b": args.b, "model": mid,
+               "a_control": args.a_control, "b_control": args.b_control}
         old = done.get(key(rec))
         if old is None:
             if args.report:

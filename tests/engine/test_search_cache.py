@@ -114,11 +114,13 @@ def test_clear_empties_every_cache_of_every_owner(core):
     sizes = {key: owner.sizes() for key, owner in owners.items()
              if isinstance(owner, DotsCaches)}
     # an owner holds the caches of the core that searched with it, and only those
-    # (4x4 has a learned evaluation: its memo, which the default analysis fills)
-    names = {"c": {"compiled", "compiled_memos"},
-             "python": {"tt", "values", "ends", "dp", "learned"}}[core]
+    # (4x4 has a learned evaluation: its memo, which the default analysis fills, and its
+    # Nimstring memo, which only control fills: tests/engine/dots/test_nimstring.py)
+    names = {"c": {"compiled", "compiled_memos", "compiled_nim"},
+             "python": {"tt", "values", "ends", "dp", "learned", "nimstring"}}[core]
     assert set(sizes[("dots-and-boxes", 4, 4)]) == names
-    assert all(sizes[("dots-and-boxes", 4, 4)].values()), sizes
+    nim = {"compiled_nim", "nimstring"}
+    assert all(v for k, v in sizes[("dots-and-boxes", 4, 4)].items() if k not in nim), sizes
     if core == "python":
         assert sizes[("dots-and-boxes", 3, 3)]["tt"] and sizes[("dots-and-boxes", 3, 3)]["dp"]
     else:
@@ -161,11 +163,12 @@ def test_a_tiny_cache_keeps_every_cache_within_its_bound(max_entries, core):
         assert free.entries() > 3 * max_entries  # the searches would have exceeded it
     assert len(cache) == 3
     for key, owner in cache.owners().items():
-        # each cache keeps at least one entry: an owner holds at most max(max_entries, 4)
-        assert len(owner) <= max(max_entries, 4), (key, owner)
+        # each cache keeps at least one entry (the compiled Nimstring memo four): an owner
+        # holds at most max(max_entries, 8)
+        assert len(owner) <= max(max_entries, 8), (key, owner)
         if isinstance(owner, DotsCaches):
             bounds = owner.bounds()
-            assert sum(bounds.values()) <= max(max_entries, 4)
+            assert sum(bounds.values()) <= max(max_entries, 8)
             for name, n in owner.sizes().items():
                 assert n <= bounds[name], (key, name, n, bounds)
         else:
@@ -185,22 +188,25 @@ def test_the_budget_split():
     assert owner.bounds() == {}
     # the compiled table: the Python table's share in 16-byte entries (12,000,000 bytes),
     # rounded down to a power of two of entries; its memos: a power of two of the share
-    # (5x5 has a learned evaluation: its memo is the fourth auxiliary cache)
-    assert made(owner) == {"tt": 1_000_000 - 4 * 62_500, "values": 62_500, "ends": 62_500,
-                           "dp": 62_500, "learned": 62_500, "compiled": 1 << 19,
-                           "compiled_memos": 3 << 15}
+    # (5x5 has a learned evaluation: its memo and its Nimstring memo are the fourth and
+    # fifth auxiliary caches; the compiled Nimstring memo has four times a memo's slots)
+    assert made(owner) == {"tt": 1_000_000 - 5 * 62_500, "values": 62_500, "ends": 62_500,
+                           "dp": 62_500, "learned": 62_500, "nimstring": 62_500,
+                           "compiled": 1 << 19, "compiled_memos": 3 << 15,
+                           "compiled_nim": 4 << 15}
     assert owner.compiled.max_nbytes == 16 << 19 and not owner.compiled.wide
     big = made(DotsCaches(_tables(5, 5), 10_000_000))
     assert big["values"] == big["ends"] == big["dp"] == big["learned"] == 65_536
-    assert big["tt"] == 10_000_000 - 4 * 65_536
+    assert big["nimstring"] == 65_536
+    assert big["tt"] == 10_000_000 - 5 * 65_536
     # a search given no cache: the Python search's usual 2,000,000-entry table, 65,536 for
     # the rest; the compiled table: the machine's share (own_table_bytes) in 16-byte entries,
     # rounded down to a power of two
     from boxfish.engine.dots.search.caches import own_table_bytes
     assert made(DotsCaches(_tables(5, 5))) == {
         "tt": 2_000_000, "values": 65_536, "ends": 65_536, "dp": 65_536, "learned": 65_536,
-        "compiled": 1 << ((own_table_bytes() // 16).bit_length() - 1),
-        "compiled_memos": 3 << 16}
+        "nimstring": 65_536, "compiled": 1 << ((own_table_bytes() // 16).bit_length() - 1),
+        "compiled_memos": 3 << 16, "compiled_nim": 4 << 16}
     # a board of more than 64 lines: 32-byte entries; table_bytes given: that many bytes
     wide = DotsCaches(_tables(6, 6), 1_000_000, table_bytes=3 << 20)
     assert wide.compiled_table().wide and wide.compiled.max_nbytes == 2 << 20
@@ -309,4 +315,4 @@ def test_a_search_without_a_cache_gets_a_table_sized_to_the_machine():
     assert budget // 2 < table.max_nbytes <= budget
     assert table.nbytes < 64 << 20  # it starts small and grows as it fills
     owner = caches.DotsCaches(tables(4, 4), max_entries=1_000_000)
-    assert owner.table_bytes == owner._tt_entries() * compiled.entry_bytes(40)
+    assert owner.table_bytes == owner._compiled_entries() * compiled.entry_bytes(40)

@@ -13,17 +13,19 @@ object (``compiled``), made on its first search. Every one of them is bounded, a
 The budget of an owner of ``max_entries`` entries (an ``engine.analysis.SearchCache`` keeps
 one per board size, made by :func:`make_caches`; a search given none makes its own, of
 ``DEFAULT_ENTRIES``): each of the ``AUX_CACHES`` auxiliary caches (the fill evaluation's two
-memos, the learned evaluation's memo, the DP memo) gets
+memos, the learned evaluation's memo and its Nimstring memo, the DP memo) gets
 ``aux_entries(max_entries)``, a sixteenth of the budget and at most ``AUX_MAX``, and the
 transposition table the rest, so that the owner never holds more than ``max_entries``
-entries in all (each cache at least one: an owner of fewer than 5 may hold 5). The
-compiled core's table takes ``table_bytes`` of entries (``SearchCache(table_bytes=...)``, or
-``boxfish solve --table-gb``); by default the bytes of the Python table's share
-(:func:`compiled.entry_bytes` each), and for a search's own caches :func:`own_table_bytes`, a
+entries in all (each cache at least one: an owner of fewer than 6 may hold 6, or 8 with the
+compiled core's memos). The compiled core's table takes ``table_bytes`` of entries
+(``SearchCache(table_bytes=...)``, or ``boxfish solve --table-gb``); by default the bytes of
+what the budget leaves it after its memos (``compiled.MEMO_SHARES`` auxiliary shares;
+:func:`compiled.entry_bytes` each), and for a search's own caches :func:`own_table_bytes`, a
 quarter of the machine's memory and at most ``OWN_TABLE_MAX_BYTES``. It starts small and
 doubles as it fills, so an analysis only holds the memory its entries need; its three memos
-get the auxiliary share each. ``sizes()`` counts it as ``compiled`` (table entries) and
-``compiled_memos`` (the three memos' entries).
+get the auxiliary share each, and its Nimstring memo four times that (``compiled_nim``).
+``sizes()`` counts it as ``compiled`` (table entries), ``compiled_memos`` (the three memos'
+entries) and ``compiled_nim``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from .table import TranspositionTable
 #: An auxiliary cache's share of an owner's entries: 1 / AUX_SHARE of them, at most AUX_MAX.
 AUX_SHARE = 16
 AUX_MAX = 1 << 16
-AUX_CACHES = 4
+AUX_CACHES = 5
 #: The budget of a search's own caches (no ``SearchCache``): a 2,000,000-entry table and
 #: 65,536 entries for each auxiliary cache.
 DEFAULT_ENTRIES = 2_000_000 + AUX_CACHES * AUX_MAX
@@ -96,12 +98,16 @@ class DotsCaches:
         self.evaluation: str | None = None  # the horizon evaluation of the last search
         if table_bytes is None:
             table_bytes = (own_table_bytes() if own
-                           else self._tt_entries() * _compiled.entry_bytes(t.nl))
+                           else self._compiled_entries() * _compiled.entry_bytes(t.nl))
         self.table_bytes = table_bytes
         self.compiled = None  # the compiled core's table, made by its first search
 
     def _tt_entries(self) -> int:
         return max(1, self.max_entries - AUX_CACHES * aux_entries(self.max_entries))
+
+    def _compiled_entries(self) -> int:
+        return max(1, self.max_entries
+                   - _compiled.MEMO_SHARES * aux_entries(self.max_entries))
 
     @property
     def tt(self) -> TranspositionTable:
@@ -155,8 +161,8 @@ class DotsCaches:
 
     def bounds(self) -> dict[str, int]:
         """The most entries each cache made so far may hold: ``tt``, ``values``, ``ends``,
-        ``dp`` (the Python search's), ``compiled`` and ``compiled_memos`` (the compiled
-        core's table and its three memos)."""
+        ``learned``, ``nimstring``, ``dp`` (the Python search's), ``compiled``,
+        ``compiled_memos`` and ``compiled_nim`` (the compiled core's table and its memos)."""
         out = {}
         if self._tt is not None:
             out["tt"] = self._tt.max_entries
@@ -164,11 +170,13 @@ class DotsCaches:
             out["values"] = out["ends"] = self._evaluator.max_entries
         if self._learned is not None:
             out["learned"] = self._learned.max_entries
+            out["nimstring"] = self._learned.nim.max_entries
         if self._dp is not None:
             out["dp"] = self._dp.max_entries
         if self.compiled is not None:
             out["compiled"] = self.compiled.max_capacity
             out["compiled_memos"] = 3 * self.compiled.memo_slots
+            out["compiled_nim"] = _compiled.NIM_SLOTS_PER_SLOT * self.compiled.memo_slots
         return out
 
     def sizes(self) -> dict[str, int]:
@@ -181,12 +189,14 @@ class DotsCaches:
             out["ends"] = len(self._evaluator.ends)
         if self._learned is not None:
             out["learned"] = len(self._learned)
+            out["nimstring"] = len(self._learned.nim)
         if self._dp is not None:
             out["dp"] = len(self._dp)
         if self.compiled is not None:
             st = self.compiled.stats()
             out["compiled"] = st["entries"]
             out["compiled_memos"] = st["eval_entries"] + st["end_entries"] + st["loony_entries"]
+            out["compiled_nim"] = st["nim_entries"]
         return out
 
     def clear(self) -> None:

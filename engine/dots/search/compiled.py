@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import evaluate
+from . import evaluate, learned
 from .board import Tables
 
 try:
@@ -55,6 +55,10 @@ MAX_LINES = 128
 MAX_BOXES = 64
 #: The most threads one search of the compiled core runs.
 MAX_THREADS = 64
+#: A compiled table's memos, in ``memo_entries``: three (horizon values, fill ends, chain DP)
+#: and the Nimstring memo's ``NIM_SLOTS_PER_SLOT`` (core.h).
+NIM_SLOTS_PER_SLOT = 4
+MEMO_SHARES = 3 + NIM_SLOTS_PER_SLOT
 
 
 def available() -> bool:
@@ -125,15 +129,18 @@ def board(t: Tables):
     return b
 
 
-def model(m):
-    """The compiled core's copy of a :class:`~.learned.Model` (made once per model)."""
+def model(m, control_moves: int | None = None):
+    """The compiled core's copy of a :class:`~.learned.Model` (made once per model and
+    ``control_moves``, by default ``learned.CONTROL_MAX_MOVES``)."""
+    if control_moves is None:
+        control_moves = learned.CONTROL_MAX_MOVES
     c = m.compiled
-    if c is None:
+    if c is None or c.control_moves != control_moves:
         c = m.compiled = _core.Model(
             m.features, m.shift, m.feature.astype("<i4").tobytes(),
             m.threshold.astype("<f8").tobytes(), m.left.astype("<i4").tobytes(),
             m.right.astype("<i4").tobytes(), m.value.astype("<i4").tobytes(),
-            m.roots.astype("<i4").tobytes(), m.max_undrawn)
+            m.roots.astype("<i4").tobytes(), m.max_undrawn, control_moves)
     return c
 
 

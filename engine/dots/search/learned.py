@@ -25,6 +25,11 @@ past them the fill evaluation does (trees know nothing beyond their data: measur
 trained on 5x5 positions of at most 38 undrawn lines used everywhere lost 40 of 60 games
 to the fill evaluation at 200 ms a move).
 
+Control, where it is cheap to decide: at a leaf with at most ``CONTROL_MAX_MOVES`` moves that
+are not loony, the estimate can take the sign of the Nimstring value (:mod:`..nimstring`): a
+value other than 0 means the player to move can leave the first loony move to the other, and
+wins boxes (:func:`with_control`). It is off: see ``CONTROL_MAX_MOVES`` for why.
+
 The model of a board size is ``weights/<w>x<h>.npz``, made by
 ``python -m boxfish.engine.dots.learn.train`` from exact values; a board without one (or an
 analysis asking for ``evaluation="fill"``) uses the fill evaluation.
@@ -39,16 +44,26 @@ from importlib import resources
 import numpy as np
 
 from ..chain_dp import chain_counts
+from ..nimstring import Nimstring, count_non_loony
 from .board import FEATURE_FILLS, FILLS, Tables
 from .evaluate import Evaluator, _blocked
 
-__all__ = ["EVALUATIONS", "FEATURE_VERSION", "LearnedEvaluator", "Model", "feature_count",
-           "features", "model_for", "resolve_evaluation"]
+__all__ = ["CONTROL_MAX_MOVES", "EVALUATIONS", "FEATURE_VERSION", "LearnedEvaluator", "Model",
+           "feature_count", "features", "model_for", "resolve_evaluation", "with_control"]
 
 #: The horizon evaluations an analysis can ask for: ``learned`` (the default where the board
 #: has a model) and ``fill``, the hand-made one (:mod:`.evaluate`).
 EVALUATIONS = ("learned", "fill")
 FEATURE_VERSION = 3
+#: Leaves with at most this many moves that are not loony take control's sign (0: none). Off:
+#: where it is decided, control's sign is right far more often than the model's (95% against
+#: 36-81% at 30-38 undrawn, bench/dots_nimstring_bench.py), but it changed neither the timed
+#: analyses (5x5 at 38-44 undrawn, 1 s: 54% of the moves optimal with 16, 58% with none; 81
+#: positions) nor play (16 against none, 200 ms a move: 30-30, margin +0.03, 95% interval
+#: -0.52..+0.59), and costs time: a search's leaves that reach so few moves are ones its
+#: proofs already settle. A fresh Nimstring value of a 5x5 position with 20 such moves took
+#: at most 7 ms in the compiled core, with 30 up to 0.4 s.
+CONTROL_MAX_MOVES = 0
 #: Features after the line and box ones: 3 per fill, 4 counts, 7 of fill 0's end, 8 over
 #: all the fill orders.
 _PER_FILL = 3
@@ -240,19 +255,29 @@ def resolve_evaluation(evaluation: str | None, t: Tables) -> str:
     return evaluation
 
 
+def with_control(v: int, control: bool) -> int:
+    """The estimate ``v`` with control's sign: at least one box, won with control."""
+    a = max(1, abs(v))
+    return a if control else -a
+
+
 class LearnedEvaluator:
     """The learned evaluation of one board size with its memo of values by position (emptied
     when it holds ``max_entries``); the fills and loony values are ``fill``'s (an
     :class:`~.evaluate.Evaluator`, whose ``ends`` memo it shares), and so are the values of
-    positions past the model's ``max_undrawn``."""
+    positions past the model's ``max_undrawn``. Leaves of at most ``control_moves`` non-loony
+    moves (by default ``CONTROL_MAX_MOVES``) take control's sign, from ``nim`` (a
+    :class:`~..nimstring.Nimstring` with a memo of the same bound)."""
 
-    __slots__ = ("fill", "model", "values", "max_entries")
+    __slots__ = ("fill", "model", "values", "max_entries", "control_moves", "nim")
 
-    def __init__(self, fill: Evaluator, model: Model) -> None:
+    def __init__(self, fill: Evaluator, model: Model, control_moves: int | None = None) -> None:
         self.fill = fill
         self.model = model
         self.values: dict[int, int] = {}
         self.max_entries = fill.max_entries
+        self.control_moves = CONTROL_MAX_MOVES if control_moves is None else control_moves
+        self.nim = Nimstring(fill.t.w, fill.t.h, max_entries=fill.max_entries)
 
     def evaluate(self, drawn: int, vals: list[int]) -> int:
         """Estimated future-box margin for the player to move (no box can be taken now)."""
@@ -263,6 +288,9 @@ class LearnedEvaluator:
             else:
                 x = features(self.fill, drawn, vals)
                 v = self.model.value_of(x, x[left_index(self.fill.t)])
+            c = self.control_moves
+            if c > 0 and count_non_loony(self.nim.geo, drawn, c) <= c:
+                v = with_control(v, self.nim.value(drawn) != 0)
             if len(self.values) >= self.max_entries:
                 self.values.clear()
             self.values[drawn] = v
@@ -270,6 +298,7 @@ class LearnedEvaluator:
 
     def clear(self) -> None:
         self.values.clear()
+        self.nim.clear()
 
     def __len__(self) -> int:
         return len(self.values)

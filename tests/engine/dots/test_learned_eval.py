@@ -96,8 +96,12 @@ def test_features_and_values_are_the_same_in_python_and_c(w, h):
     core = _core(t)
     ev = Evaluator(t)
     model = _random_model(w, h)
-    le = learned.LearnedEvaluator(ev, model)
-    cmodel = compiled.model(model)
+    # the trees alone (no leaf takes control's sign), and with control
+    le = learned.LearnedEvaluator(ev, model, control_moves=0)
+    cmodel = compiled.model(model, 0)
+    le_control = learned.LearnedEvaluator(ev, model)
+    core_control = _core(t)
+    core_control.model = compiled.model(model)
     values = set()
     for drawn in _quiet_positions(w, h, 60, seed=w * 10 + h):
         vals = [(drawn & m).bit_count() for m in t.box_mask]
@@ -111,6 +115,7 @@ def test_features_and_values_are_the_same_in_python_and_c(w, h):
         assert v == le.evaluate(drawn, vals) == model.value_of(x, sum(b < 4 for b in vals))
         assert abs(v) <= sum(b < 4 for b in vals)
         values.add(v)
+        assert core_control.evaluate(drawn) == le_control.evaluate(drawn, vals)
     assert len(values) > 3  # the network is not stuck at its clamp
 
 
@@ -120,9 +125,9 @@ def test_past_its_undrawn_lines_a_model_leaves_the_value_to_the_fill_evaluation(
     t = tables(4, 4)
     model = _random_model(4, 4, 4, max_undrawn=20)
     ev = Evaluator(t)
-    le = learned.LearnedEvaluator(ev, model)
+    le = learned.LearnedEvaluator(ev, model, control_moves=0)
     core = _core(t)
-    core.model = compiled.model(model)
+    core.model = compiled.model(model, 0)
     fill = _core(t)
     seen = {"fill": 0, "model": 0}
     for drawn in _quiet_positions(4, 4, 80, seed=5):

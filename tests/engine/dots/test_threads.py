@@ -224,6 +224,7 @@ def test_threads_are_checked():
     with pytest.raises(ValueError, match="threads"):
         CompiledSearcher(t, threads=compiled.MAX_THREADS + 1)
     assert compiled.MAX_THREADS == compiled._core.MAX_THREADS
+    assert compiled.NIM_SLOTS_PER_SLOT == compiled._core.NIM_SLOTS_PER_SLOT
     assert compiled.threads_of(0) == 1 and compiled.threads_of(1000) == compiled.MAX_THREADS
     state = load_game("dots-and-boxes", width=2, height=2).new_state()
     for bad in (0, -1, 1.5, True):

@@ -16,8 +16,8 @@
  *
  * The units, compiled as one translation unit by module.c (in this order): board.c (the
  * board's tables and keys), table.c (the transposition table and the memos), chain_dp.c (the
- * chains and loops of a position and the chain DP), evaluate.c (the horizon evaluations,
- * fill and learned),
+ * chains and loops of a position and the chain DP), nimstring.c (Nimstring values and
+ * control), evaluate.c (the horizon evaluations, fill and learned),
  * moves.c (forced captures, safe lines, sacrifices), node.c (the node's phases and
  * search()), threads.c (a search on several threads), module.c (the Python types' glue).
  *
@@ -48,6 +48,10 @@ typedef unsigned __int128 bb_t;
 #define PROVEN (1 << 16)
 #define HEUR (PROVEN / 2)
 #define WINDOW 8
+/* The Nimstring memo's slots per slot of the other memos: with 1, searches with control took
+ * twice the time they take with 4 (the 5x5 regression positions at 40 undrawn), with 16 no
+ * less than with 4. */
+#define NIM_SLOTS_PER_SLOT 4
 #define MAXFILLS 8 /* fill orders of the evaluations (board.FEATURE_FILLS at most) */
 
 #define FORCE_INLINE static inline __attribute__((always_inline))
@@ -172,6 +176,8 @@ typedef struct {
     const void *eval_tag;   /* the evaluation ``eval`` holds values of (its Model, or NULL) */
     LoonyMemo *loony;       /* the chain DP's memo (open addressing, emptied when 3/4 full) */
     size_t loony_used;
+    Memo *nim;              /* Nimstring values of components (open addressing, as loony) */
+    size_t nim_used;
     size_t slots;           /* slots of each memo (a power of two) */
 } Memos;
 
@@ -207,6 +213,7 @@ typedef struct {
     PyObject_HEAD
     int nf, nnodes, ntrees, shift;
     int max_undrawn;  /* past it the fill evaluation answers */
+    int control_moves; /* Nimstring control signs leaves of at most this many non-loony moves */
     TreeNode *nodes;
     int32_t *roots;
 } Model;

@@ -215,6 +215,8 @@ static int evaluate(const Board *B, Memos *M, const Model *L, bb_t drawn, const 
     int v = L && B->nl - bb_count(drawn) <= L->max_undrawn
                 ? learned_evaluate(B, M, L, drawn, vals)
                 : fill_evaluate(B, M, drawn, vals);
+    if (L)
+        v = with_control(B, M, L, drawn, v);
     m->key = drawn;
     m->value = v;
     m->used = 1;
@@ -244,12 +246,12 @@ static Py_ssize_t items_of(Py_buffer *buf, size_t size, const char *name)
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"features", "shift", "feature", "threshold", "left", "right",
-                             "value", "roots", "max_undrawn", NULL};
-    int nf, shift, max_undrawn;
+                             "value", "roots", "max_undrawn", "control_moves", NULL};
+    int nf, shift, max_undrawn, control_moves = 0;
     Py_buffer feature, threshold, left, right, value, roots;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiy*y*y*y*y*y*i", kwlist, &nf, &shift,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iiy*y*y*y*y*y*i|i", kwlist, &nf, &shift,
                                      &feature, &threshold, &left, &right, &value, &roots,
-                                     &max_undrawn))
+                                     &max_undrawn, &control_moves))
         return NULL;
     Model *L = NULL;
     Py_ssize_t n = items_of(&feature, 4, "feature"), nt = items_of(&roots, 4, "roots");
@@ -266,6 +268,7 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         L->nf = nf;
         L->shift = shift;
         L->max_undrawn = max_undrawn;
+        L->control_moves = control_moves;
         L->nnodes = (int)n;
         L->ntrees = (int)nt;
         L->nodes = PyMem_RawCalloc(n, sizeof(TreeNode));
@@ -309,8 +312,15 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 
 static PyObject *Model_get_features(Model *L, void *c) { return PyLong_FromLong(L->nf); }
 
+static PyObject *Model_get_control_moves(Model *L, void *c)
+{
+    return PyLong_FromLong(L->control_moves);
+}
+
 static PyGetSetDef Model_getset[] = {
     {"features", (getter)Model_get_features, NULL, "the features it reads", NULL},
+    {"control_moves", (getter)Model_get_control_moves, NULL,
+     "leaves of at most this many non-loony moves take control's sign", NULL},
     {NULL}};
 
 static PyTypeObject ModelType = {
@@ -318,9 +328,10 @@ static PyTypeObject ModelType = {
     .tp_basicsize = sizeof(Model),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Model(features, shift, feature, threshold, left, right, value, roots, "
-              "max_undrawn): the learned evaluation's regression trees, as little-endian node "
-              "arrays (int32; threshold float64), for positions of at most max_undrawn "
-              "undrawn lines (the fill evaluation past them).",
+              "max_undrawn, control_moves=0): the learned evaluation's regression trees, as "
+              "little-endian node arrays (int32; threshold float64), for positions of at most "
+              "max_undrawn undrawn lines (the fill evaluation past them); leaves of at most "
+              "control_moves non-loony moves take the sign of their Nimstring control.",
     .tp_new = Model_new,
     .tp_dealloc = (destructor)Model_dealloc,
     .tp_getset = Model_getset,

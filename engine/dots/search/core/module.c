@@ -10,6 +10,7 @@
 #include "board.c"
 #include "table.c"
 #include "chain_dp.c"
+#include "nimstring.c"
 #include "evaluate.c"
 #include "moves.c"
 #include "node.c"
@@ -234,7 +235,25 @@ static PyObject *Core_evaluate(Core *S, PyObject *o)
     return PyLong_FromLong(evaluate(S->B, S->M, S->model, drawn, vals));
 }
 
+static PyObject *Core_nimber(Core *S, PyObject *args)
+{
+    PyObject *o;
+    long long budget = -1;
+    bb_t drawn;
+    uint8_t vals[MAXB];
+    if (!PyArg_ParseTuple(args, "O|L", &o, &budget) || leaf_of(S, o, &drawn, vals) < 0)
+        return NULL;
+    int v = nimber(S->B, S->M, drawn, budget);
+    if (v < 0)
+        Py_RETURN_NONE;
+    return PyLong_FromLong(v);
+}
+
 static PyMethodDef Core_methods[] = {
+    {"nimber", (PyCFunction)Core_nimber, METH_VARARGS,
+     "nimber(drawn, budget=-1) -> the Nimstring value of a position with no box to take "
+     "(nimstring.Nimstring.value), or None when it needs more than budget new component "
+     "values (the memo, the table's, is kept)"},
     {"features", (PyCFunction)Core_features, METH_O,
      "features(drawn) -> the learned evaluation's features of a position with no box to "
      "take (learned.features)"},
@@ -445,6 +464,7 @@ PyMODINIT_FUNC PyInit__core(void)
         PyModule_AddIntConstant(m, "MAX_LINES", MAXL) < 0 ||
         PyModule_AddIntConstant(m, "MAX_BOXES", MAXB) < 0 ||
         PyModule_AddIntConstant(m, "MAX_THREADS", MAX_THREADS) < 0 ||
+        PyModule_AddIntConstant(m, "NIM_SLOTS_PER_SLOT", NIM_SLOTS_PER_SLOT) < 0 ||
         PyModule_AddIntConstant(m, "WIDE_ENTRY_BYTES", (long)sizeof(WideEntry)) < 0 ||
         PyModule_AddIntConstant(m, "NARROW_ENTRY_BYTES", (long)sizeof(NarrowEntry)) < 0) {
         Py_DECREF(m);

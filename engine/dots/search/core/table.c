@@ -318,7 +318,9 @@ static int memos_alloc(Memos *M, size_t slots)
     M->eval = PyMem_RawCalloc(slots, sizeof(Memo));
     M->ends = PyMem_RawCalloc(slots, sizeof(Memo));
     M->loony = PyMem_RawCalloc(slots, sizeof(LoonyMemo));
-    return M->eval && M->ends && M->loony ? 0 : -1;
+    M->nim = PyMem_RawCalloc(NIM_SLOTS_PER_SLOT * slots, sizeof(Memo));
+    M->nim_used = 0;
+    return M->eval && M->ends && M->loony && M->nim ? 0 : -1;
 }
 
 static void memos_free(Memos *M)
@@ -326,7 +328,8 @@ static void memos_free(Memos *M)
     PyMem_RawFree(M->eval);
     PyMem_RawFree(M->ends);
     PyMem_RawFree(M->loony);
-    M->eval = M->ends = NULL;
+    PyMem_RawFree(M->nim);
+    M->eval = M->ends = M->nim = NULL;
     M->loony = NULL;
 }
 
@@ -336,6 +339,8 @@ static void memos_clear(Memos *M)
     memset(M->ends, 0, M->slots * sizeof(Memo));
     memset(M->loony, 0, M->slots * sizeof(LoonyMemo));
     M->loony_used = 0;
+    memset(M->nim, 0, NIM_SLOTS_PER_SLOT * M->slots * sizeof(Memo));
+    M->nim_used = 0;
 }
 
 /* Empties the table and gives its memory back: it starts again at its initial size. */
@@ -505,7 +510,7 @@ static PyObject *Table_stats(Table *T, PyObject *unused)
         ev += T->memo.eval[i].used != 0;
         en += T->memo.ends[i].used != 0;
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n}", "memo_slots",
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:K,s:K,s:n,s:n,s:n,s:n,s:n,s:n}", "memo_slots",
                          (Py_ssize_t)T->memo.slots, "max_capacity",
                          (Py_ssize_t)(T->max_mask + 1), "max_nbytes",
                          (Py_ssize_t)((T->max_mask + 1) * entry_size(T->wide)), "entries",
@@ -513,7 +518,9 @@ static PyObject *Table_stats(Table *T, PyObject *unused)
                          "capacity", (Py_ssize_t)(T->mask + 1), "nbytes",
                          (Py_ssize_t)T->nbytes, "evictions", T->evictions, "refused",
                          T->refused, "eval_entries", (Py_ssize_t)ev, "end_entries",
-                         (Py_ssize_t)en, "loony_entries", (Py_ssize_t)T->memo.loony_used);
+                         (Py_ssize_t)en, "loony_entries", (Py_ssize_t)T->memo.loony_used,
+                         "nim_slots", (Py_ssize_t)(NIM_SLOTS_PER_SLOT * T->memo.slots),
+                         "nim_entries", (Py_ssize_t)T->memo.nim_used);
 }
 
 /* Proven entries as records of PROVEN_RECORD bytes, little-endian: the key's low and high
