@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     #: How many of the newest games the index behind ``GET /v1/games`` keeps (a sorted set
     #: trimmed at each game created; older games stay readable by id, only not listed).
     recent_games_kept: int = Field(default=1000, ge=1, le=1_000_000)
+    #: The store of exact values (service/store/exact_values.py), in the move store's Redis:
+    #: its budget in MiB (BOXFISH_EXACT_STORE_MB; 0 turns it off). Past it, the cheapest
+    #: proofs are evicted first.
+    exact_store_mb: int = Field(default=256, ge=0, le=1 << 20)
 
     @field_validator("redis_cluster", mode="before")
     @classmethod

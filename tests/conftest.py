@@ -69,8 +69,10 @@ def settings(redis_url) -> Settings:
     # Webhooks: a queue of the session's own, receivers on loopback, quick retries; a
     # timeout no receiver of the tests' reaches, even on a loaded host (a receiver answered
     # late would be sent the message again). Jobs' liveness: the default window (the tests
-    # of dead workers set their own short ones).
-    return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag,
+    # of dead workers set their own short ones). The store of exact values off: a position
+    # proven by one test would be answered from it in another (tests/service/
+    # test_exact_values.py turns it on).
+    return Settings(redis_url=redis_url, key_prefix=tag, queue_name=tag, exact_store_mb=0,
                     sse_keepalive_s=0.3, job_liveness_s=5.0, max_board_size=12,
                     max_time_ms=5000, max_moves=300, rate_limit_enabled=False,
                     webhook_queue_name=f"{tag}-webhooks", webhook_allow_private=True,

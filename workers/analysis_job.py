@@ -16,11 +16,17 @@ function finds it).
 from __future__ import annotations
 
 import functools
+import logging
+
+import redis
 
 from boxfish import engine
 from boxfish.engine.analysis import usable_cores
 from boxfish.service.application.analysis_request import AnalysisRequest
+from boxfish.service.application.exact_values import ExactValues
 from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
+
+log = logging.getLogger(__name__)
 
 #: What of an ``engine.Progress`` a job publishes in its ``meta["progress"]`` (the API's
 #: ``progress``; openapi.yaml's Progress schema).
@@ -34,10 +40,13 @@ class AnalysisRunner:
     the engine's default for that many entries; no cache at all when ``search_cache_entries``
     is 0 or less), so successive positions of one game start warm. Each request runs the
     search its ``core`` names (None: the engine's choice) on ``threads`` threads (None:
-    every CPU the process may use, ``engine.analysis.usable_cores()``)."""
+    every CPU the process may use, ``engine.analysis.usable_cores()``). Exact values it proves
+    go to ``exact_values``, the store of exact values (None: nowhere)."""
 
     def __init__(self, search_cache_entries: int = DEFAULT_SEARCH_CACHE_ENTRIES,
-                 table_bytes: int | None = None, threads: int | None = None) -> None:
+                 table_bytes: int | None = None, threads: int | None = None,
+                 exact_values: ExactValues | None = None) -> None:
+        self.exact_values = exact_values
         self.search_cache: engine.SearchCache | None = (
             engine.SearchCache(max_entries=search_cache_entries, table_bytes=table_bytes)
             if search_cache_entries > 0 else None)
@@ -47,7 +56,7 @@ class AnalysisRunner:
     def from_settings(cls, settings: Settings) -> AnalysisRunner:
         return cls(search_cache_entries=settings.search_cache_entries,
                    table_bytes=settings.search_table_mb << 20,
-                   threads=settings.search_threads)
+                   threads=settings.search_threads, exact_values=_exact_values(settings))
 
     def analyse(self, request: AnalysisRequest, on_progress=None) -> dict:
         """``Analysis.to_dict()`` of the request's position within its limits. The state is
@@ -57,7 +66,30 @@ class AnalysisRunner:
         analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
                                   on_progress=on_progress, cache=self.search_cache,
                                   core=request.core, threads=self.threads)
-        return analysis.to_dict()
+        result = {**analysis.to_dict(), "source": "search"}
+        if self.exact_values is not None:
+            try:
+                self.exact_values.record_analysis(state, result)
+            except redis.RedisError:  # the store is a cache: its loss costs searches only
+                log.warning("could not store an exact value", exc_info=True)
+        return result
+
+
+def _exact_values(settings: Settings) -> ExactValues | None:
+    """The store of exact values of ``settings`` (None: turned off, or no Redis to keep it)."""
+    from boxfish.service.application.wiring import exact_values
+    from boxfish.service.store import connections
+    from boxfish.service.store.keys import KeySpace
+
+    if settings.exact_store_mb <= 0 or not settings.redis_url:
+        return None
+    try:
+        conns = connections.connect(settings)
+    except connections.ConfigurationError:
+        log.warning("no store of exact values: the move store's Redis cannot be reached",
+                    exc_info=True)
+        return None
+    return exact_values(conns.store, KeySpace(settings.key_prefix), settings)
 
 
 @functools.cache

@@ -19,6 +19,7 @@ the key, or records the job's end, meanwhile is left alone; the callback runs un
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -37,6 +38,8 @@ from ..config import Settings
 from ..errors import NotFound, QueueFull
 from ..store.keys import KeySpace
 from .analysis_request import AnalysisRequest
+from .exact_values import GAME as STORED_GAME
+from .exact_values import ExactValues, StoredValue
 
 JOB_FUNCTION = "boxfish.workers.analysis_job.run_analysis"
 #: The RQ callbacks that announce a job's end (see :mod:`workers.webhook_delivery`).
@@ -49,6 +52,8 @@ _STATUS = {
     JobStatus.FAILED: "failed", JobStatus.STOPPED: "failed", JobStatus.CANCELED: "failed",
 }
 DONE = ("finished", "failed")
+#: The id prefix of analyses answered from the store of exact values (no job).
+STORED_PREFIX = "st_"
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +110,14 @@ def error_text(exc: str) -> str:
 
 class AnalysisService:
     def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace,
-                 callbacks_meta: dict | None = None) -> None:
+                 callbacks_meta: dict | None = None,
+                 exact_values: ExactValues | None = None) -> None:
         """``callbacks_meta``: what each job carries for its RQ callbacks, which announce its
         end to the analysis's callbacks (:meth:`.webhooks.Webhooks.job_meta`); None: no
-        callbacks."""
+        callbacks. ``exact_values``: the store of exact values read before a search (None:
+        every analysis searches)."""
         self.redis = connection
+        self.exact_values = exact_values
         self.callbacks_meta = callbacks_meta
         self.settings = settings
         self.keys = keys
@@ -154,6 +162,37 @@ class AnalysisService:
             failure_ttl=self.settings.failure_ttl_s, ttl=timeout_s + 3600,
             description=f"analyse {request.game} {h[:12]}", meta=meta, **callbacks)
         return job, "new"
+
+    # -- the store of exact values --------------------------------------------------------
+
+    def from_store(self, request: AnalysisRequest) -> dict | None:
+        """The finished analysis of ``request`` answered from the store of exact values, with
+        no job (an id starting ``st_``, kept ``result_ttl_s`` for :meth:`stored_view`), or
+        None when the store holds no exact value covering it."""
+        if self.exact_values is None or request.game != STORED_GAME:
+            return None
+        state = request.build_state()
+        if state.is_terminal():
+            return None
+        p = request.params
+        stored = self.exact_values.lookup(p["width"], p["height"], state.drawn)
+        if stored is None or not stored.covers(request.multipv):
+            return None
+        view = {"id": STORED_PREFIX + uuid.uuid4().hex, "status": "finished", "progress": None,
+                "result": stored_result(state, stored, request.multipv), "error": None,
+                "request": request.model_dump(mode="json")}
+        self.redis.set(self.keys.analysis_stored(view["id"]), json.dumps(view),
+                       ex=self.settings.result_ttl_s)
+        return view
+
+    def stored_view(self, analysis_id: str) -> dict:
+        """An analysis answered from the store (:meth:`from_store`); NotFound when there is
+        none (or it expired)."""
+        raw = self.redis.get(self.keys.analysis_stored(analysis_id)) \
+            if len(analysis_id) <= 64 else None
+        if raw is None:
+            raise NotFound(f"no analysis {analysis_id!r}")
+        return json.loads(raw)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -264,3 +303,19 @@ class AnalysisService:
 
     def queue_length(self) -> int:
         return self.queue.count
+
+
+def stored_result(state, stored: StoredValue, multipv: int | None) -> dict:
+    """An analysis result (``Analysis.to_dict()``'s fields) from a stored exact value, with
+    ``source`` ``"store"``: the stored moves (the best ``multipv``, or all), no search."""
+    game = state.game
+    shown = stored.moves if multipv is None else stored.moves[:multipv]
+    moves = [{"move": list(game.action_to_move(ln)), "value": v, "exact": True,
+              "bound": "exact", "lower": v, "upper": v, "depth": None, "mate_in": None}
+             for ln, v in shown]
+    best = moves[0]["move"] if moves else None
+    return {"game": game.name, "best_move": best, "value": stored.value, "exact": True,
+            "bound": "exact", "lower": stored.value, "upper": stored.value,
+            "pv": [best] if best else [], "depth": 0, "nodes": 0, "nps": 0, "time_ms": 0,
+            "tt_hits": 0, "moves": moves, "proven": None, "mate_in": None, "source": "store",
+            "engine": stored.engine, "proof_ms": round(stored.proof_s * 1000)}

@@ -16,12 +16,14 @@ import redis
 
 from ..config import Settings
 from ..store import connections
+from ..store.exact_values import ExactValueStore
 from ..store.keys import KeySpace
 from ..store.recorder import InMemoryRecorder, Recorder
 from ..store.redis_recorder import RedisRecorder
 from ..store.webhook_registrations import RedisWebhookRegistrations, WebhookRegistrations
 from .analyses import AnalysisService
 from .engine_seats import EngineSeatListener, EngineSeats
+from .exact_values import ExactValues
 from .games import GameListener, GameService
 from .state_cache import StateCache
 from .webhooks import WebhookListener, Webhooks
@@ -35,6 +37,15 @@ def redis_recorder(connection: connections.StoreConnection, keys: KeySpace,
                          replica_timeout_ms=settings.replica_ack_timeout_ms,
                          idempotency_ttl_s=settings.idempotency_ttl_s,
                          recent_kept=settings.recent_games_kept)
+
+
+def exact_values(connection: connections.StoreConnection, keys: KeySpace,
+                 settings: Settings) -> ExactValues | None:
+    """The store of exact values on the move store's ``connection``, of the settings' budget
+    (None when ``exact_store_mb`` is 0)."""
+    if settings.exact_store_mb <= 0:
+        return None
+    return ExactValues(ExactValueStore(connection, keys, settings.exact_store_mb << 20))
 
 
 def webhook_registrations(recorder: Recorder, connection: connections.StoreConnection,
@@ -83,6 +94,8 @@ class Backend:
     #: The engine's move jobs, for the games' ``engine`` status.
     engine_seats: EngineSeats
     webhooks: Webhooks
+    #: The store of exact values (None: turned off).
+    exact_values: ExactValues | None
 
 
 def build(settings: Settings, connection: connections.StoreConnection | None = None,
@@ -107,10 +120,12 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
     recorder = recorder or redis_recorder(connection, keys, settings)
     registrations = webhook_registrations(recorder, connection, keys)
     webhooks = Webhooks.from_settings(queue_connection, settings, keys, registrations)
+    exact = exact_values(connection, keys, settings)
     return Backend(
         settings=settings, redis=connection, queue_redis=queue_connection, keys=keys,
         recorder=recorder, webhook_registrations=registrations,
         games=game_service(settings, recorder, queue_connection, keys, registrations),
         analyses=AnalysisService(queue_connection, settings, keys,
-                                 callbacks_meta=webhooks.job_meta()),
-        engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks)
+                                 callbacks_meta=webhooks.job_meta(), exact_values=exact),
+        engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks,
+        exact_values=exact)

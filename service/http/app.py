@@ -62,9 +62,9 @@ def create_app(settings: Settings | None = None,
     app.json.sort_keys = False
     app.extensions["boxfish"] = services
 
-    from .views import analyses, games, moves, ops, pages, pictures
+    from .views import analyses, games, moves, ops, pages, pictures, positions
     from .views import webhooks as webhook_views
-    for module in (games, moves, analyses, pictures, webhook_views, ops, pages):
+    for module in (games, moves, analyses, positions, pictures, webhook_views, ops, pages):
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)
@@ -77,7 +77,20 @@ def create_app(settings: Settings | None = None,
                                                  "scheduled for later not counted)",
                                                  services.webhooks.queue.count),
                 "boxfish_state_cache_entries": ("Game states in this process's cache",
-                                                len(services.games.cache))}
+                                                len(services.games.cache)),
+                **exact_store_gauges()}
+
+    def exact_store_gauges():
+        if services.exact_values is None:
+            return {}
+        st = services.exact_values.store.stats()
+        return {f"boxfish_exact_store_{name}": (doc, st[name]) for name, doc in (
+            ("entries", "Exact values stored"),
+            ("bytes", "Bytes the store of exact values takes in Redis"),
+            ("hits", "Lookups that found an exact value"),
+            ("misses", "Lookups that found none"),
+            ("writes", "Exact values written"),
+            ("evictions", "Exact values evicted to keep the budget"))}
     metrics.add_scrape_gauges(gauges)
     security.init_app(app)  # last: its headers go on every answer of what is installed before
     return app

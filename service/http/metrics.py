@@ -2,8 +2,9 @@
 
 ``http_requests_total`` / ``http_request_duration_seconds`` by endpoint (the URL rule, not the
 raw path) and status; ``boxfish_move_appends_total`` and ``boxfish_analysis_requests_total`` by
-outcome; ``boxfish_analysis_queue_length`` and ``boxfish_state_cache_entries`` read at scrape
-time.
+outcome; ``boxfish_analysis_queue_length``, ``boxfish_state_cache_entries`` and the store of exact
+values' ``boxfish_exact_store_*`` (entries, bytes, hits, misses, writes, evictions) read at
+scrape time.
 
 With several gunicorn processes (``boxfish serve --http-workers N`` sets
 ``PROMETHEUS_MULTIPROC_DIR``), prometheus-client's multiprocess mode keeps the counters in
@@ -46,7 +47,7 @@ class Metrics:
         self.appends = Counter("boxfish_move_appends_total", "Move appends by outcome",
                                ["outcome"], registry=self.registry)
         self.analyses = Counter("boxfish_analysis_requests_total",
-                                "Analysis requests by outcome (new, joined, rejected)",
+                                "Analysis requests by outcome (new, joined, store, rejected)",
                                 ["outcome"], registry=self.registry)
 
     def add_scrape_gauges(self, read: Callable[[], dict]) -> None:

@@ -42,6 +42,20 @@ Webhook keys (in the job queue's Redis, like the analysis keys)::
                                              callbacks, newest first, capped
                                              (``webhooks.DELIVERIES_KEPT``), with a TTL
 
+The store of exact values (``exact_values.ExactValueStore``), in the move store's Redis, in
+``EXACT_SHARDS`` shards, each its own hash tag (spread over a cluster's slots)::
+
+    <prefix>:{exact:<shard>}:entries   Hash: "<game>:<params>:<canonical position>" -> JSON
+                                       entry (value, move values, engine, proof seconds)
+    <prefix>:{exact:<shard>}:costs     Sorted set: the same fields, scored by proof seconds
+                                       (the cheapest proof is evicted first)
+    <prefix>:{exact:<shard>}:stats     Hash: hits, misses, writes, evictions
+
+Stored analyses (answered from the store of exact values, with no job)::
+
+    <prefix>:analysis:stored:<id>      String with a TTL (BOXFISH_RESULT_TTL_S): the
+                                       analysis resource as JSON
+
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 """
 
@@ -62,6 +76,11 @@ ANALYSIS_ALIVE = "analysis:alive"
 ANALYSIS_CALLBACKS = "analysis:callbacks"
 ANALYSIS_ENDED = "analysis:ended"
 ANALYSIS_CALLBACK_DELIVERIES = "analysis:callback:deliveries"
+ANALYSIS_STORED = "analysis:stored"
+EXACT = "exact"
+EXACT_ENTRIES = "entries"
+EXACT_COSTS = "costs"
+EXACT_STATS = "stats"
 WEBHOOK_DELIVERIES = "webhook:deliveries"
 WEBHOOK_ENQUEUED = "webhook:enqueued"
 
@@ -110,6 +129,16 @@ class KeySpace:
 
     def analysis_callback_deliveries(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_CALLBACK_DELIVERIES}:{job_id}"
+
+    def analysis_stored(self, analysis_id: str) -> str:
+        """An analysis answered from the store of exact values (its resource, as JSON)."""
+        return f"{self.prefix}:{ANALYSIS_STORED}:{analysis_id}"
+
+    def exact_shard(self, shard: int) -> tuple[str, str, str]:
+        """The entries, costs and stats keys of one shard of the store of exact values (one
+        hash tag: one slot, so one script may touch all three)."""
+        base = f"{self.prefix}:{{{EXACT}:{shard}}}"
+        return f"{base}:{EXACT_ENTRIES}", f"{base}:{EXACT_COSTS}", f"{base}:{EXACT_STATS}"
 
     def webhook_deliveries(self, webhook_id: str) -> str:
         return f"{self.prefix}:{WEBHOOK_DELIVERIES}:{webhook_id}"

@@ -12,6 +12,7 @@ from flask import Blueprint, request
 
 from boxfish.engine import IllegalMove
 
+from ...application.analyses import STORED_PREFIX
 from ...application.analysis_request import (
     POSITION_FIELDS,
     AnalysisRequest,
@@ -69,6 +70,11 @@ def _respond(analysis: AnalysisRequest, callback: Callback | None):
     wait = _wait_param()
     if callback is not None:
         checked_url(callback.url, ["callback", "url"])
+    else:  # (an analysis with a callback is a job, whose end the callback hears of)
+        stored = services.analyses.from_store(analysis)
+        if stored is not None:
+            services.metrics.analyses.labels("store").inc()
+            return stored, 200, {"Location": f"/v1/analyses/{stored['id']}"}
     try:
         job, how = services.analyses.submit(analysis)
     except QueueFull:
@@ -144,8 +150,10 @@ def analyse_game(game_id: str):
 @bp.get("/v1/analyses/<job_id>")
 def get_analysis(job_id: str):
     analyses = ctx().analyses
-    job = analyses.get(check_id(job_id, "analysis"))
-    return analyses.view(job)
+    job_id = check_id(job_id, "analysis")
+    if job_id.startswith(STORED_PREFIX):
+        return analyses.stored_view(job_id)
+    return analyses.view(analyses.get(job_id))
 
 
 @bp.get("/v1/analyses/<job_id>/deliveries")
