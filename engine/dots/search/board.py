@@ -274,6 +274,12 @@ class Tables:
             return drawn
         return self.sym_keys.images(drawn) >> (s * self.nl) & self.full
 
+    def canonical(self, drawn: int) -> tuple[int, int]:
+        """The smallest image of ``drawn`` under the board's symmetries and the first
+        symmetry ``s`` giving it (no twin sort: a canonical position, not a search key).
+        Line ``l`` of ``drawn`` is line ``syms[s][l]`` of the image, ``inv[s][c]`` back."""
+        return min((self.permute(drawn, s), s) for s in range(len(self.syms)))
+
     def key(self, drawn: int, symmetry: bool = True) -> tuple[int, int]:
         """The transposition key of ``drawn`` (see the module docstring; ``symmetry=False``:
         under the identity only), and the index of the symmetry that gave it. Positions with

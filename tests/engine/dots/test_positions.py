@@ -182,3 +182,20 @@ def test_the_dataclass_is_frozen_and_arguments_are_checked():
         biased_play(random.Random(1), 2, 2, -1, 0.5)
     with pytest.raises(ValueError):
         biased_play(random.Random(1), 2, 2, 3, 1.5)
+
+
+@pytest.mark.parametrize("w, h", [(3, 3), (4, 3), (5, 5)])
+def test_the_canonical_form_is_shared_by_every_image_and_maps_lines(w, h):
+    """Every image of a position under the board's symmetries has the same canonical form,
+    and ``syms[s]`` maps the position's lines onto the canonical one's."""
+    from boxfish.engine.dots.search.board import tables
+
+    t = tables(w, h)
+    rng = random.Random(w * h)
+    for _ in range(20):
+        drawn = sum(1 << ln for ln in rng.sample(range(t.nl), t.nl // 2))
+        canonical, s = t.canonical(drawn)
+        assert sum(1 << t.syms[s][ln] for ln in range(t.nl) if drawn >> ln & 1) == canonical
+        for k in range(len(t.syms)):
+            assert t.canonical(t.permute(drawn, k))[0] == canonical
+        assert canonical <= drawn
