@@ -72,7 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
     sub.add_parser("solve", help="prove a Dots-and-Boxes position's value, with a "
-                                 "checkpoint to resume from (boxfish solve --help)",
+                                 "checkpoint to resume from (boxfish solve --help; "
+                                 "--store REDIS_URL also writes it to the store of exact "
+                                 "values)",
                    add_help=False)
     return p
 
@@ -83,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         from boxfish.engine.cli import main as engine_main
         return engine_main(argv[1:]) or 0
     if argv and argv[0] == "solve":
-        from boxfish.engine.solve_cli import main as solve_main
-        return solve_main(argv[1:])
+        return solve(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
@@ -92,6 +93,84 @@ def main(argv: list[str] | None = None) -> int:
         from boxfish.client.bot import run_bot  # the client only: no Flask, Redis or RQ
         return run_bot(args.url, args.game, args.token, args.seat, args.time_ms)
     return worker(args)
+
+
+def solve(argv: list[str]) -> int:
+    """``boxfish solve`` (the engine's, :mod:`boxfish.engine.solve_cli`); with ``--store
+    REDIS_URL`` its proven root values also go to the store of exact values on that Redis
+    (under ``BOXFISH_KEY_PREFIX``), as an analysis's would."""
+    from boxfish.engine.solve_cli import main as solve_main
+
+    store_url = None
+    if "--store" in argv:
+        i = argv.index("--store")
+        if i + 1 >= len(argv):
+            print("boxfish solve: --store needs a Redis URL", file=sys.stderr)
+            return 2
+        store_url = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    if store_url is None:
+        return solve_main(argv)
+    import contextlib
+    import io
+    import json
+
+    out = io.StringIO()
+    wanted_json = "--json" in argv
+    with contextlib.redirect_stdout(out):
+        code = solve_main(argv if wanted_json else [*argv, "--json"])
+    text = out.getvalue()
+    if code != 0:
+        sys.stdout.write(text)
+        return code
+    result = json.loads(text.strip().splitlines()[-1])
+    stored = _store_solve(store_url, argv, result)
+    if wanted_json:
+        sys.stdout.write(text)
+    else:
+        print(f"value {result['value']:+d} for the player to move; best move "
+              f"{','.join(map(str, result['best_move']))}; {result['nodes']} nodes this run "
+              f"({result['nodes_total']} in all), {result['time_s']:.1f} s")
+    print(f"boxfish solve: stored the value and {stored} move value(s) in the store of exact "
+          f"values", file=sys.stderr)
+    return 0
+
+
+def _store_solve(url: str, argv: list[str], result: dict) -> int:
+    """Write a solve's ``result`` (``boxfish solve --json``'s) to the store of exact values on
+    ``url``; returns how many move values went with it."""
+    from boxfish.engine import load_game
+    from boxfish.engine.cli import _parse_moves
+    from boxfish.engine.solve_cli import _parser as solve_parser
+
+    from ..application.wiring import exact_values
+    from ..store import connections
+    from ..store.keys import KeySpace
+
+    args = solve_parser().parse_args(argv)
+    game = load_game("dots-and-boxes", width=args.width, height=args.height)
+    state = game.from_lines(args.lines.strip()) if args.lines is not None else game.new_state()
+    for mv in _parse_moves(args.moves):
+        state.play(game.parse_move(mv))
+    settings = Settings(redis_url=url)
+    exact = exact_values(connections.connect(settings).store, KeySpace(settings.key_prefix),
+                         settings)
+    if exact is None:
+        raise SystemExit("boxfish solve: the store of exact values is off "
+                         "(BOXFISH_EXACT_STORE_MB=0)")
+    roots = result["root_moves"]
+    proven = sorted(((r["move"], r["lower"]) for r in roots
+                     if r["lower"] is not None and r["lower"] == r["upper"]),
+                    key=lambda mv: -mv[1])
+    # a move with only an upper bound may beat an exact one below that bound: the list stops
+    # there, so that it stays the best moves, best first
+    ceiling = max((r["upper"] for r in roots if r["lower"] != r["upper"]
+                   and r["upper"] is not None), default=None)
+    moves = [(game.move_to_action(tuple(m)), v) for m, v in proven
+             if ceiling is None or v >= ceiling]
+    exact.record(args.width, args.height, state.drawn, result["value"], moves,
+                 len(moves) == len(state.legal_moves()), result["time_s"])
+    return len(moves)
 
 
 def _python_m(*args: str) -> list[str]:

@@ -214,3 +214,25 @@ def test_losing_the_store_connection_fails_no_analysis(monkeypatch):
                           moves=tuple(tuple(m) for m in MOVES), time_ms=2000)
     result = runner.analyse(req)
     assert result["exact"] and result["value"] == reference_value(3, 3, state_of(MOVES).drawn)
+
+
+def test_boxfish_solve_fills_the_store(redis_url, monkeypatch, capsys):
+    """``boxfish solve ... --store URL`` writes its proven root values where analyses read
+    them: the value and the move values agree with the reference solver."""
+    from boxfish.service.runtime.cli import main
+
+    prefix = f"exact-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("BOXFISH_KEY_PREFIX", prefix)
+    moves = " ".join(",".join(map(str, m)) for m in MOVES[:6])
+    assert main(["solve", "3", "3", "--moves", moves, "--progress", "0",
+                 "--store", redis_url]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("value ") and "stored the value" in captured.err
+    drawn = state_of(MOVES[:6]).drawn
+    store = ExactValueStore(redis.Redis.from_url(redis_url), KeySpace(prefix), 1 << 20)
+    stored = ExactValues(store).lookup(3, 3, drawn)
+    assert stored is not None and stored.value == reference_value(3, 3, drawn)
+    assert stored.moves and stored.moves[0][1] == stored.value
+    want = reference_move_values(3, 3, drawn, lines=[ln for ln, _ in stored.moves])
+    assert dict(stored.moves) == want
+    store.clear()
