@@ -23,6 +23,7 @@ from ..store.webhook_registrations import RedisWebhookRegistrations, WebhookRegi
 from .analyses import AnalysisService
 from .engine_seats import EngineSeatListener, EngineSeats
 from .games import GameListener, GameService
+from .reviews import ReviewService
 from .state_cache import StateCache
 from .webhooks import WebhookListener, Webhooks
 
@@ -80,6 +81,8 @@ class Backend:
     webhook_registrations: WebhookRegistrations
     games: GameService
     analyses: AnalysisService
+    #: Game reviews, on the analyses' queue.
+    reviews: ReviewService
     #: The engine's move jobs, for the games' ``engine`` status.
     engine_seats: EngineSeats
     webhooks: Webhooks
@@ -107,10 +110,11 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
     recorder = recorder or redis_recorder(connection, keys, settings)
     registrations = webhook_registrations(recorder, connection, keys)
     webhooks = Webhooks.from_settings(queue_connection, settings, keys, registrations)
+    analyses = AnalysisService(queue_connection, settings, keys,
+                               callbacks_meta=webhooks.job_meta())
     return Backend(
         settings=settings, redis=connection, queue_redis=queue_connection, keys=keys,
         recorder=recorder, webhook_registrations=registrations,
         games=game_service(settings, recorder, queue_connection, keys, registrations),
-        analyses=AnalysisService(queue_connection, settings, keys,
-                                 callbacks_meta=webhooks.job_meta()),
+        analyses=analyses, reviews=ReviewService(analyses),
         engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks)
