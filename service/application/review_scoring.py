@@ -29,7 +29,7 @@ DOTS = "dots-and-boxes"
 #: rule-16 point (1, 3 and 8 points).
 THRESHOLDS: dict[str, tuple[float, float, float]] = {
     DOTS: (1, 2, 4),
-    "extreme-tic-tac-toe": (1 * W_PTS, 3 * W_PTS, 8 * W_PTS),
+    "extreme-tictactoe": (1 * W_PTS, 3 * W_PTS, 8 * W_PTS),
 }
 JUDGEMENTS = ("best", "inaccuracy", "mistake", "blunder")
 
