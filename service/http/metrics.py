@@ -49,7 +49,7 @@ class Metrics:
                                 "Analysis requests by outcome (new, joined, rejected)",
                                 ["outcome"], registry=self.registry)
         self.reviews = Counter("boxfish_review_requests_total",
-                               "Review requests by outcome (new, rejected)",
+                               "Review requests by outcome (new, joined, rejected)",
                                ["outcome"], registry=self.registry)
 
     def add_scrape_gauges(self, read: Callable[[], dict]) -> None:

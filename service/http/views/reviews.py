@@ -30,12 +30,12 @@ def create_review(game_id: str):
     wait = wait_param()
     events = services.recorder.read(meta.game_id, after=0, upto=meta.serial)
     try:
-        job = services.reviews.submit(meta.game_id, services.games.game_of(meta), events,
+        job, how = services.reviews.submit(meta.game_id, services.games.game_of(meta), events,
                                       time_ms)
     except QueueFull:
         services.metrics.reviews.labels("rejected").inc()
         raise
-    services.metrics.reviews.labels("new").inc()
+    services.metrics.reviews.labels(how).inc()
     view, status = _answer(job, wait)
     code = 200 if status in ("finished", "failed") else 202
     return view, code, {"Location": f"/v1/reviews/{job.id}"}
