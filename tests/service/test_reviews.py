@@ -21,6 +21,7 @@ import pytest
 from boxfish import engine
 from boxfish.client import AsyncClient, Client
 from boxfish.engine.dots.search.board import tables
+from boxfish.service.http.app import create_app
 from boxfish.service.runtime.embedded_redis import free_port
 from tests.engine.dots.reference import reference_move_values, reference_value
 
@@ -276,3 +277,39 @@ def test_an_extreme_tictactoe_review_finishes_with_a_move_list(served):
         body = _finished_review(http, r.json()["id"])
     assert body["game"] == "extreme-tictactoe"
     _check_well_formed(body, moves)
+
+
+def test_reviews_have_a_rate_class_of_their_own(settings, redis_client):
+    """In process, on the suite's Redis with keys and a queue of this test's own: spending the
+    analyses' limit leaves reviews their own, and theirs is refused as ``reviews``."""
+    tag = f"rv-limits-{uuid.uuid4().hex[:8]}"
+    own = settings.model_copy(update={
+        "key_prefix": tag, "queue_name": tag, "rate_limit_enabled": True,
+        "rate_limit_analyses": "1/minute", "rate_limit_reviews": "2/minute",
+        "rate_limit_games": "", "rate_limit_appends": "", "rate_limit_reads": ""})
+    try:
+        client = create_app(own, connection=redis_client).test_client()
+        game = client.post("/v1/games", json={"game": "dots-and-boxes", "width": 2,
+                                              "height": 2}).json
+        auth = {"Authorization": f"Bearer {game['write_token']}"}
+        assert client.post(f"/v1/games/{game['id']}/moves", json={"move": [1, 1, 1]},
+                           headers=auth).status_code == 201
+        path = f"/v1/games/{game['id']}"
+        assert client.post(f"{path}/analyses", json={"time_ms": 10}).status_code == 202
+        assert client.post(f"{path}/analyses", json={"time_ms": 11}).status_code == 429
+        for time_ms in (10, 11):
+            r = client.post(f"{path}/reviews", json={"time_ms": time_ms})
+            assert r.status_code == 202, r.json
+            assert r.headers["RateLimit-Limit"] == "2"
+        r = client.post(f"{path}/reviews", json={"time_ms": 12})
+        assert r.status_code == 429 and r.json["route_class"] == "reviews"
+        assert int(r.headers["Retry-After"]) > 0
+    finally:
+        for key in redis_client.scan_iter(f"{tag}:*"):
+            redis_client.delete(key)
+        for key in redis_client.scan_iter(f"rq:*{tag}*"):
+            redis_client.delete(key)
+        for key in redis_client.scan_iter("rq:job:*"):
+            if redis_client.hget(key, "origin") == tag.encode():
+                redis_client.delete(key)
+        redis_client.srem("rq:queues", f"rq:queue:{tag}")
