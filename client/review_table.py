@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from .client import Client
-from .errors import BoxfishError, InvalidRequest, NothingToReview, NotFound
+from .errors import BoxfishError, InvalidRequest, NotFound, NothingToReview
 from .types import Review
 
 COLUMNS = ("serial", "player", "move", "before", "played", "loss", "judgement", "better")

@@ -183,8 +183,8 @@ class Settings(BaseSettings):
     #: Every other /v1 route (GET games, moves, index, events, analyses).
     rate_limit_reads: str = "3000/minute"
 
-    @field_validator("rate_limit_analyses", "rate_limit_reviews", "rate_limit_games", "rate_limit_appends",
-                     "rate_limit_reads")
+    @field_validator("rate_limit_analyses", "rate_limit_reviews", "rate_limit_games",
+                     "rate_limit_appends", "rate_limit_reads")
     @classmethod
     def _rate_limits(cls, raw: str) -> str:
         if raw.strip():

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError", "Forbidden", "GameIdTaken", "GameNotFound", "IdempotencyKeyReused",
-    "NothingToReview", "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict", "StaleHead",
+    "NothingToReview", "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict",
+    "StaleHead",
     "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
 

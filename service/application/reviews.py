@@ -1,14 +1,14 @@
 """The reviews application service: review a stored game, one RQ job per review.
 
-:meth:`ReviewService.submit` reads the game's log up to its current serial, names the log
-position reviewed (``<serial>.<head>``, as the game's ETag) and enqueues one job
+:meth:`ReviewService.submit` takes the game's log (its events up to the current serial), names
+the log position reviewed (``<serial>.<head>``, as the game's ETag) and enqueues one job
 (:data:`JOB_FUNCTION`, :mod:`workers.review_job`) on the analyses queue, whose argument is a
 :class:`ReviewRequest`. The job analyses every position from the last back to the first and
 publishes ``{"done": k, "total": n}`` in its ``meta["progress"]``. A review's id (its job's) is
 ``rv_`` and 32 hex digits. A request identical to one queued, running or finished (RQ keeps
-it ``result_ttl_s``) - same game, same log position, same ``time_ms`` - joins that review, as
-identical analyses do; a log that changed since has another position, so it is reviewed anew. Status, waiting and dead workers are the analyses' (:class:`AnalysisService`,
-on the same queue).
+it ``result_ttl_s``), same game, log position and ``time_ms``, joins that review, as identical
+analyses do; a log that changed since has another position, so it is reviewed anew. Status,
+waiting and dead workers are the analyses' (:class:`AnalysisService`, on the same queue).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
-from ..errors import NothingToReview, NotFound, QueueFull
+from ..errors import NotFound, NothingToReview, QueueFull
 from ..store.events import position_tag
 from .analyses import REVIEW_JOB_FUNCTION as JOB_FUNCTION
 from .analyses import AnalysisService, job_error_text
+
 #: A review's id: this prefix and 32 hex digits.
 ID_PREFIX = "rv_"
 

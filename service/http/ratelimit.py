@@ -7,8 +7,8 @@ them.
   give no fresh buckets.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the
   expensive one), ``reviews`` (POST /v1/games/{id}/reviews: a search of every position of
-  a game, a class of its own), ``games`` (POST /v1/games), ``appends`` (POST /v1/games/{id}/moves, POST
-  /v1/games/{id}/engine/retry) and
+  a game, a class of its own), ``games`` (POST /v1/games), ``appends`` (POST
+  /v1/games/{id}/moves, POST /v1/games/{id}/engine/retry) and
   ``reads`` (everything else under /v1, and unknown paths). Operations (``/healthz``,
   ``/readyz``, ``/metrics``, ``/openapi.yaml``) are not limited.
 * **Limits**: ``Settings.rate_limit_<class>``, e.g. ``"60/minute"`` or ``"10/second;300/minute"``

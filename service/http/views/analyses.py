@@ -8,7 +8,7 @@ job afterwards (:meth:`service.application.webhooks.Webhooks.add_callback`)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, request
+from flask import Blueprint
 
 from boxfish.engine import IllegalMove
 
