@@ -4,7 +4,8 @@
 methods as coroutines) create games, play moves (idempotent and retried),
 read states and move lists, follow a game's event stream (resuming across restarts, and
 telling with a :class:`GameReset` when a store failover rewrote the history it yielded),
-run analyses and register webhooks; :func:`verify_webhook` checks a delivery's signature.
+run analyses and game reviews and register webhooks; :func:`verify_webhook` checks a
+delivery's signature.
 Errors are typed from the server's problem+json bodies (:mod:`boxfish.client.errors`).
 This package does not import the service: it is what a bot author installs.
 """
@@ -20,16 +21,18 @@ from .errors import (
     IllegalMove,
     InvalidRequest,
     NotFound,
+    NothingToReview,
+    ReviewFailed,
     SerialConflict,
     Unauthorized,
     WebhookVerificationError,
 )
-from .types import Analysis, Game, GameReset, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Review, Webhook
 from .webhooks import verify_webhook
 
 __all__ = [
     "Analysis", "AnalysisFailed", "AsyncClient", "BoxfishError", "Busy", "Client",
     "ConnectionFailed", "Forbidden", "Game", "GameReset", "IllegalMove", "InvalidRequest",
-    "Move", "NotFound",
+    "Move", "NotFound", "NothingToReview", "Review", "ReviewFailed",
     "SerialConflict", "Unauthorized", "Webhook", "WebhookVerificationError", "verify_webhook",
 ]

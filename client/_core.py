@@ -60,10 +60,11 @@ from .errors import (
     BoxfishError,
     Busy,
     ConnectionFailed,
+    ReviewFailed,
     error_from_response,
     retry_after_seconds,
 )
-from .types import Analysis, Game, GameReset, Move, Webhook, etag_position
+from .types import Analysis, Game, GameReset, Move, Review, Webhook, etag_position
 
 log = logging.getLogger("boxfish.client")
 
@@ -505,6 +506,35 @@ class Core:
                 "type": "about:blank", "title": "Analysis failed",
                 "detail": data.get("error") or "the analysis failed"})
         return Analysis.from_json(data)
+
+    def _review(self, game_id: str, time_ms: int | None, wait: float,
+                timeout: float | None) -> Operation[Review]:
+        body = {} if time_ms is None else {"time_ms": time_ms}
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # not retried once sent: every POST makes a review of its own
+        resp = yield from self._send("POST", api_path("games", game_id, "reviews"), json=body,
+                                     params={"wait": f"{wait:g}"},
+                                     timeout=self.timeout + wait, idempotent=False)
+        data = resp.json()
+        while data["status"] not in _DONE:
+            hold = wait
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"review {data['id']} still {data['status']} after "
+                                       f"{timeout} s")
+                hold = min(wait, left)
+            resp = yield from self._send("GET", api_path("reviews", data["id"]),
+                                         params={"wait": f"{hold:g}"},
+                                         timeout=self.timeout + hold)
+            data = resp.json()
+            if data["status"] not in _DONE and hold <= 0:
+                yield Sleep(0.05)
+        if data["status"] == "failed":
+            raise ReviewFailed(resp.status_code, {
+                "type": "about:blank", "title": "Review failed",
+                "detail": data.get("error") or "the review failed"})
+        return Review.from_json(data)
 
     def _add_webhook(self, game_id: str, token: str | None, url: str,
                      events: list[str] | None) -> Operation[Webhook]:

@@ -16,7 +16,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from . import _core
-from .types import Analysis, Game, GameReset, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Review, Webhook
 
 
 class AsyncClient(_core.Core):
@@ -126,6 +126,11 @@ class AsyncClient(_core.Core):
         sleeps are ``asyncio.sleep``)."""
         return await self._run(self._analyse(game_id, position, at, time_ms, multipv, core,
                                              wait, timeout))
+
+    async def review(self, game_id: str, *, time_ms: int | None = None, wait: float = 5.0,
+                     timeout: float | None = None) -> Review:
+        """:meth:`Client.review <boxfish.client.Client.review>`, awaited."""
+        return await self._run(self._review(game_id, time_ms, wait, timeout))
 
     async def add_webhook(self, game_id: str, token: str | None, url: str,
                           events: list[str] | None = None) -> Webhook:

@@ -15,7 +15,7 @@ import httpx
 from httpx_sse import connect_sse
 
 from . import _core
-from .types import Analysis, Game, GameReset, Move, Webhook
+from .types import Analysis, Game, GameReset, Move, Review, Webhook
 
 
 class Client(_core.Core):
@@ -177,6 +177,18 @@ class Client(_core.Core):
         given."""
         return self._run(self._analyse(game_id, position, at, time_ms, multipv, core, wait,
                                        timeout))
+
+    # -- reviews -------------------------------------------------------------------------
+
+    def review(self, game_id: str, *, time_ms: int | None = None, wait: float = 5.0,
+               timeout: float | None = None) -> Review:
+        """Review the stored game ``game_id`` as its log is now (``POST
+        /v1/games/{id}/reviews``; ``time_ms`` per position, None: the server's default) and
+        wait for the result: ``GET /v1/reviews/{id}?wait=`` (``wait`` seconds each, at most the
+        server's ``max_wait_s``) until it ends, or ``timeout`` seconds have passed
+        (TimeoutError; None: no limit). Raises ReviewFailed when the job failed, NotFound,
+        NothingToReview (409: a game without moves), InvalidRequest, Busy."""
+        return self._run(self._review(game_id, time_ms, wait, timeout))
 
     # -- webhooks ------------------------------------------------------------------------
 

@@ -91,6 +91,14 @@ class AnalysisFailed(BoxfishError):
     died). ``status`` is the HTTP status of the answer that reported it (200)."""
 
 
+class NothingToReview(BoxfishError):
+    """409 ``nothing-to-review``: a review of a game that has no moves yet."""
+
+
+class ReviewFailed(BoxfishError):
+    """The review job failed on the server; ``detail`` is its ``error``."""
+
+
 class WebhookVerificationError(Exception):
     """A webhook delivery whose signature, or timestamp, does not verify."""
 
@@ -121,6 +129,8 @@ def error_from_response(status: int, body: object, headers) -> BoxfishError:
         return Busy(status, problem, retry_after=retry_after_seconds(headers.get("Retry-After")))
     if status == 422:
         return (IllegalMove if slug == "illegal-move" else InvalidRequest)(status, problem)
+    if status == 409 and slug == "nothing-to-review":
+        return NothingToReview(status, problem)
     cls = {409: SerialConflict, 404: NotFound, 401: Unauthorized, 403: Forbidden}.get(status,
                                                                                    BoxfishError)
     return cls(status, problem)

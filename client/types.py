@@ -196,3 +196,30 @@ class Webhook:
     def from_json(cls, data: dict) -> Webhook:
         return cls(id=data["id"], url=data["url"], events=list(data.get("events", [])),
                    secret=data.get("secret"), raw=data)
+
+
+@dataclass(frozen=True)
+class Review:
+    """A finished game review (``GET /v1/reviews/{id}`` once ``finished``).
+
+    ``game_id`` and ``position``, the log position reviewed (``<serial>.<head>``); ``moves``:
+    one dict per move of the game (``serial``, ``move``, ``player``, ``value_before``,
+    ``value_played``, ``loss``, ``exact``, ``lower``, ``upper``, ``best_moves``,
+    ``judgement``); ``players``: per player ``total_loss``, ``accuracy``, ``judgements``.
+    The whole answer is ``raw``."""
+
+    id: str
+    game_id: str
+    game: str
+    position: str
+    time_ms: int
+    moves: list
+    players: list
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Review:
+        return cls(id=data["id"], game_id=data["game_id"], game=data["game"],
+                   position=data["position"], time_ms=data["time_ms"],
+                   moves=data.get("moves") or [], players=data.get("players") or [],
+                   raw=data)

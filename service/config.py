@@ -177,6 +177,9 @@ class Settings(BaseSettings):
     rate_limit_enabled: bool = True
     #: POST /v1/analyses and POST /v1/games/{id}/analyses.
     rate_limit_analyses: str = "60/minute"
+    #: POST /v1/games/{id}/reviews (one review runs an analysis of every position of a game:
+    #: a class of its own, so a review does not use up the analyses' limit).
+    rate_limit_reviews: str = "10/minute"
     #: POST /v1/games.
     rate_limit_games: str = "120/minute"
     #: POST /v1/games/{id}/moves and POST /v1/games/{id}/engine/retry.
@@ -184,8 +187,8 @@ class Settings(BaseSettings):
     #: Every other /v1 route (GET games, moves, index, events, analyses).
     rate_limit_reads: str = "3000/minute"
 
-    @field_validator("rate_limit_analyses", "rate_limit_games", "rate_limit_appends",
-                     "rate_limit_reads")
+    @field_validator("rate_limit_analyses", "rate_limit_reviews", "rate_limit_games",
+                     "rate_limit_appends", "rate_limit_reads")
     @classmethod
     def _rate_limits(cls, raw: str) -> str:
         if raw.strip():

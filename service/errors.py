@@ -12,6 +12,7 @@ error                     raised when
 :class:`IdempotencyKeyReused`  an Idempotency-Key used before with another body
 :class:`NotReplicated`    an append stored, but not confirmed by enough replicas in time
 :class:`QueueFull`        the analysis queue holds its maximum
+:class:`NothingToReview`  a review of a game that has no moves yet
 :class:`WebhookLimit`     a game has as many webhooks as allowed
 :class:`UrlRefused`       a webhook or callback URL the service will not call
 :class:`ConfigurationError`  the service cannot start with its settings (never an answer)
@@ -26,7 +27,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError", "Forbidden", "GameIdTaken", "GameNotFound", "IdempotencyKeyReused",
-    "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict", "StaleHead",
+    "NothingToReview", "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict",
+    "StaleHead",
     "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
 
@@ -135,6 +137,14 @@ class QueueFull(Exception):
     def __init__(self, queued: int) -> None:
         super().__init__(f"{queued} analyses are waiting")
         self.queued = queued
+
+
+class NothingToReview(Exception):
+    """A review of the game ``game_id``, which has no moves yet (the API answers 409)."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id!r} has no moves to review yet")
+        self.game_id = game_id
 
 
 class WebhookLimit(Exception):

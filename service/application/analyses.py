@@ -42,6 +42,8 @@ from .exact_values import GAME as STORED_GAME
 from .exact_values import ExactValues, StoredValue
 
 JOB_FUNCTION = "boxfish.workers.analysis_job.run_analysis"
+#: The review job (:mod:`.reviews`), on the same queue: not an analysis.
+REVIEW_JOB_FUNCTION = "boxfish.workers.review_job.run_review"
 #: The RQ callbacks that announce a job's end (see :mod:`workers.webhook_delivery`).
 ANALYSIS_SUCCEEDED = "boxfish.workers.webhook_delivery.analysis_succeeded"
 ANALYSIS_FAILED = "boxfish.workers.webhook_delivery.analysis_failed"
@@ -206,7 +208,8 @@ class AnalysisService:
         """The analysis job ``job_id`` of this queue; :class:`~service.errors.NotFound` when
         there is none."""
         job = self._fetch(job_id) if len(job_id) <= 64 else None
-        if job is None or job.origin != self.settings.queue_name:
+        if (job is None or job.origin != self.settings.queue_name
+                or job.func_name == REVIEW_JOB_FUNCTION):
             raise NotFound(f"no analysis {job_id!r}")
         return job
 

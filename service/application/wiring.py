@@ -25,6 +25,7 @@ from .analyses import AnalysisService
 from .engine_seats import EngineSeatListener, EngineSeats
 from .exact_values import ExactValues
 from .games import GameListener, GameService
+from .reviews import ReviewService
 from .state_cache import StateCache
 from .webhooks import WebhookListener, Webhooks
 
@@ -91,6 +92,8 @@ class Backend:
     webhook_registrations: WebhookRegistrations
     games: GameService
     analyses: AnalysisService
+    #: Game reviews, on the analyses' queue.
+    reviews: ReviewService
     #: The engine's move jobs, for the games' ``engine`` status.
     engine_seats: EngineSeats
     webhooks: Webhooks
@@ -121,11 +124,12 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
     registrations = webhook_registrations(recorder, connection, keys)
     webhooks = Webhooks.from_settings(queue_connection, settings, keys, registrations)
     exact = exact_values(connection, keys, settings)
+    analyses = AnalysisService(queue_connection, settings, keys,
+                               callbacks_meta=webhooks.job_meta(), exact_values=exact)
     return Backend(
         settings=settings, redis=connection, queue_redis=queue_connection, keys=keys,
         recorder=recorder, webhook_registrations=registrations,
         games=game_service(settings, recorder, queue_connection, keys, registrations),
-        analyses=AnalysisService(queue_connection, settings, keys,
-                                 callbacks_meta=webhooks.job_meta(), exact_values=exact),
+        analyses=analyses, reviews=ReviewService(analyses),
         engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks,
         exact_values=exact)

@@ -32,6 +32,7 @@ from ..errors import (
     Forbidden,
     IdempotencyKeyReused,
     NotFound,
+    NothingToReview,
     NotReplicated,
     QueueFull,
     SeatTaken,
@@ -100,6 +101,10 @@ PROBLEMS: tuple[tuple[type[BaseException], Callable[[Any], Problem]], ...] = (
         f"this Idempotency-Key was already used (for serial {exc.serial}) with a different "
         "request body", reason="idempotency_key_reused")),
     (NotFound, lambda exc: Problem(404, "not-found", "Not found", exc.detail)),
+    (NothingToReview, lambda exc: Problem(
+        409, "nothing-to-review", "Nothing to review",
+        f"game {exc.game_id!r} has no moves yet; review it once moves are played",
+        reason="no_moves")),
     (Unauthorized, lambda exc: Problem(401, "unauthorized", "Missing write token",
                                        exc.detail, headers=dict(_UNAUTHORIZED_HEADERS))),
     (Forbidden, lambda exc: Problem(403, "forbidden", "Wrong write token", exc.detail)),

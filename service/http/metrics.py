@@ -49,6 +49,9 @@ class Metrics:
         self.analyses = Counter("boxfish_analysis_requests_total",
                                 "Analysis requests by outcome (new, joined, store, rejected)",
                                 ["outcome"], registry=self.registry)
+        self.reviews = Counter("boxfish_review_requests_total",
+                               "Review requests by outcome (new, joined, rejected)",
+                               ["outcome"], registry=self.registry)
 
     def add_scrape_gauges(self, read: Callable[[], dict]) -> None:
         """``read()`` returns ``{name: (doc, value)}``, called at each scrape."""

@@ -164,6 +164,13 @@ class GameAnalysis(AnalysisLimits):
     callback: Callback | None = None
 
 
+class ReviewFields(Strict):
+    """``POST /v1/games/{id}/reviews``: the search time of each position (the analyses' default
+    and maximum)."""
+
+    time_ms: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
+
+
 @cache
 def with_params(base: type[Strict], game: str) -> type[Strict]:
     """``base``'s fields plus the parameters of ``game``, as one strict model."""

@@ -6,8 +6,9 @@ them.
   A token that is wrong, or for another game, counts against the address, so made-up tokens
   give no fresh buckets.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the
-  expensive one), ``games`` (POST /v1/games), ``appends`` (POST /v1/games/{id}/moves, POST
-  /v1/games/{id}/engine/retry) and
+  expensive one), ``reviews`` (POST /v1/games/{id}/reviews: a search of every position of
+  a game, a class of its own), ``games`` (POST /v1/games), ``appends`` (POST
+  /v1/games/{id}/moves, POST /v1/games/{id}/engine/retry) and
   ``reads`` (everything else under /v1, and unknown paths). Operations (``/healthz``,
   ``/readyz``, ``/metrics``, ``/openapi.yaml``) are not limited.
 * **Limits**: ``Settings.rate_limit_<class>``, e.g. ``"60/minute"`` or ``"10/second;300/minute"``
@@ -35,8 +36,8 @@ from ..store.rate_limits import RateCounters, Verdict, parse_limits
 from .problems import Problem
 from .views import bearer_token
 
-CLASSES = ("analyses", "games", "appends", "reads")
-#: The classes where a game's write token is a client of its own. Not analyses or game
+CLASSES = ("analyses", "reviews", "games", "appends", "reads")
+#: The classes where a game's write token is a client of its own. Not analyses, reviews or game
 #: creation: anyone can make a game, and so a token, so those are counted by address only.
 TOKEN_CLASSES = frozenset({"appends", "reads"})
 
@@ -47,6 +48,7 @@ WRITE_CLASSES = {
     "games.retry_engine": "appends",
     "analyses.submit_analysis": "analyses",
     "analyses.analyse_game": "analyses",
+    "reviews.create_review": "reviews",
     "webhooks.create_webhook": "appends",
     "webhooks.delete_webhook": "appends",
 }

@@ -1,5 +1,6 @@
 """The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
-:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``analyse`` (the
+:mod:`boxfish.client.bot`, playing one seat of a game through the API), ``review`` (a game's
+review as a table, :mod:`boxfish.client.review_table`), ``analyse`` (the
 engine's CLI) and ``solve`` (a long exact solve with a checkpoint,
 :mod:`boxfish.engine.solve_cli`).
 
@@ -68,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seat", type=int, choices=(0, 1), required=True, help="the side to play")
     b.add_argument("--time-ms", type=int, default=1000,
                    help="search time per move in milliseconds (default 1000)")
+    r = sub.add_parser("review", help="review a stored game's moves with the server's engine")
+    r.add_argument("game_id", metavar="GAME_ID", help="the game's id")
+    r.add_argument("--url", default=os.environ.get("BOXFISH_URL", "http://127.0.0.1:8000"),
+                   help="the API's base URL (default: $BOXFISH_URL, else "
+                        "http://127.0.0.1:8000)")
+    r.add_argument("--time-ms", type=int, default=None,
+                   help="search time per position in milliseconds (default: the server's)")
+    r.add_argument("--json", action="store_true", help="print the review's JSON")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -92,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bot":
         from boxfish.client.bot import run_bot  # the client only: no Flask, Redis or RQ
         return run_bot(args.url, args.game, args.token, args.seat, args.time_ms)
+    if args.command == "review":
+        from boxfish.client.review_table import run_review  # the client only
+        return run_review(args.url, args.game_id, args.time_ms, args.json)
     return worker(args)
 
 

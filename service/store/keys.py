@@ -27,6 +27,9 @@ Analysis keys::
 
     <prefix>:analysis:job:<queue>:<request digest>   String: id of the RQ job for that request
     <prefix>:analysis:alive:<job id>         String with a short TTL, refreshed by the running job
+                                             (a review's job too)
+    <prefix>:review:job:<queue>:<request digest>     String: id of the review job for that
+                                             request (game, log position, time_ms)
 
 Webhook keys (in the job queue's Redis, like the analysis keys)::
 
@@ -73,6 +76,7 @@ GAME_WEBHOOKS = "webhooks"
 GAMES_RECENT = "games:recent"
 ANALYSIS_JOB = "analysis:job"
 ANALYSIS_ALIVE = "analysis:alive"
+REVIEW_JOB = "review:job"
 ANALYSIS_CALLBACKS = "analysis:callbacks"
 ANALYSIS_ENDED = "analysis:ended"
 ANALYSIS_CALLBACK_DELIVERIES = "analysis:callback:deliveries"
@@ -117,6 +121,10 @@ class KeySpace:
     def analysis_job(self, queue: str, request_digest: str) -> str:
         """The key naming the job of a request (``AnalysisRequest.digest()``) on ``queue``."""
         return f"{self.prefix}:{ANALYSIS_JOB}:{queue}:{request_digest}"
+
+    def review_job(self, queue: str, request_digest: str) -> str:
+        """The key naming the review job of a request (``ReviewRequest.digest()``)."""
+        return f"{self.prefix}:{REVIEW_JOB}:{queue}:{request_digest}"
 
     def analysis_alive(self, job_id: str) -> str:
         return f"{self.prefix}:{ANALYSIS_ALIVE}:{job_id}"

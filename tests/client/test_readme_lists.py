@@ -46,7 +46,7 @@ ERRORS = [c for _, c in inspect.getmembers(errors, inspect.isclass)
 
 def test_the_lists_cover_the_client():
     assert {c.__name__ for c in RESULTS} == {"Game", "Move", "Analysis", "Webhook",
-                                             "GameReset"}
+                                             "GameReset", "Review"}
     assert {"BoxfishError", "SerialConflict", "WebhookVerificationError"} <= {
         c.__name__ for c in ERRORS}
 

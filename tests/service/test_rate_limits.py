@@ -173,7 +173,7 @@ def test_every_write_route_has_a_class(app):
                 assert route_class(rule.endpoint, method) == "reads"
             else:
                 assert rule.endpoint in WRITE_CLASSES, (rule, method)
-    assert set(WRITE_CLASSES.values()) == {"analyses", "games", "appends"}
+    assert set(WRITE_CLASSES.values()) == {"analyses", "reviews", "games", "appends"}
     assert route_class(None, "GET") == "reads"  # unknown paths
 
 
@@ -181,7 +181,8 @@ def test_limit_settings(monkeypatch):
     defaults = Settings()
     assert defaults.rate_limit_enabled
     assert [parse_limits(getattr(defaults, f"rate_limit_{name}"))[0].amount
-            for name in ("analyses", "games", "appends", "reads")] == [60, 120, 1200, 3000]
+            for name in ("analyses", "reviews", "games", "appends", "reads")] == [
+                60, 10, 120, 1200, 3000]
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_ANALYSES", "10/second;300/minute")
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_READS", "")
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_ENABLED", "false")

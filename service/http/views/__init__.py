@@ -139,3 +139,20 @@ def time_ms_limit(time_ms: int | None, loc: list) -> int:
     name = ".".join(loc)
     return check_at_most(time_ms, settings.max_time_ms, loc,
                          f"{name} must be at most {settings.max_time_ms} on this server")
+
+
+def wait_param() -> float:
+    """The ``?wait=`` query parameter, in seconds (0 without one): from 0 to the server's
+    ``max_wait_s``, a 422 problem otherwise."""
+    raw = request.args.get("wait")
+    if raw is None:
+        return 0.0
+    cap = ctx().settings.max_wait_s
+    try:
+        value = float(raw)
+        if not 0 <= value <= cap:
+            raise ValueError
+    except ValueError:
+        raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
+                            ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
+    return value

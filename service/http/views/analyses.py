@@ -8,7 +8,7 @@ job afterwards (:meth:`service.application.webhooks.Webhooks.add_callback`)."""
 
 from __future__ import annotations
 
-from flask import Blueprint, request
+from flask import Blueprint
 
 from boxfish.engine import IllegalMove
 
@@ -23,7 +23,7 @@ from ...application.webhooks import analysis_event
 from ...errors import QueueFull
 from ..models import AnalysisFields, Callback, GameAnalysis
 from ..problems import Problem, check_at_most, invalid, invalid_field
-from . import check_id, checked_url, choose_game, ctx, json_body, time_ms_limit
+from . import check_id, checked_url, choose_game, ctx, json_body, time_ms_limit, wait_param
 
 bp = Blueprint("analyses", __name__)
 
@@ -67,7 +67,7 @@ def _check_moves(game, moves: list) -> list[list]:
 
 def _respond(analysis: AnalysisRequest, callback: Callback | None):
     services = ctx()
-    wait = _wait_param()
+    wait = wait_param()
     if callback is not None:
         checked_url(callback.url, ["callback", "url"])
     else:  # (an analysis with a callback is a job, whose end the callback hears of)
@@ -93,21 +93,6 @@ def _respond(analysis: AnalysisRequest, callback: Callback | None):
     view = services.analyses.view(job, status)
     code = 200 if status in ("finished", "failed") else 202
     return view, code, {"Location": f"/v1/analyses/{job.id}"}
-
-
-def _wait_param() -> float:
-    raw = request.args.get("wait")
-    if raw is None:
-        return 0.0
-    cap = ctx().settings.max_wait_s
-    try:
-        value = float(raw)
-        if not 0 <= value <= cap:
-            raise ValueError
-    except ValueError:
-        raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
-                            ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
-    return value
 
 
 @bp.post("/v1/analyses")
