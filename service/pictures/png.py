@@ -50,7 +50,7 @@ def render_png(scene: Scene, width: int) -> bytes:
             font = fonts.get(size)
             if font is None:
                 font = fonts[size] = ImageFont.load_default(size=size)
-            anchor = "mm" if prim.anchor == "middle" else "lm"
+            anchor = {"middle": "mm", "start": "lm", "end": "rm"}[prim.anchor]
             if st.get("halo"):
                 outline, outline_fill = max(1, round(px(st["halo"]))), "#ffffff"
             else:  # a bold text is drawn thicker with its own colour

@@ -51,6 +51,18 @@ STYLES: dict[str, dict] = {
     "text.estimate": {"fill": "#777777"},
     "text.positive": {"fill": BEST},
     "text.negative": {"fill": "#b3261e"},
+    # the value chart of a review (chart.py)
+    "line.axis": {"stroke": "#cccccc", "width": 0.03},
+    "line.zero": {"stroke": "#888888", "width": 0.04},
+    "line.chart": {"stroke": "#444444", "width": 0.05},
+    "circle.point": {"fill": "#444444", "stroke": "none"},
+    "circle.best": {"fill": BEST},
+    "circle.inaccuracy": {"fill": "#d4a017"},
+    "circle.mistake": {"fill": HIGHLIGHT},
+    "circle.blunder": {"fill": "#b3261e"},
+    "circle.hole": {"fill": "#ffffff", "stroke": "none"},
+    "text.chart-title": {"fill": "#222222", "size": 0.36},
+    "text.axis-label": {"fill": "#555555", "size": 0.3},
 }
 
 
@@ -58,7 +70,8 @@ STYLES: dict[str, dict] = {
 class Prim:
     """One primitive. ``kind``: ``line`` (from ``(x, y)`` to ``(x2, y2)``), ``rect`` (corner
     ``(x, y)``, size ``(w, h)``), ``circle`` (centre ``(x, y)``, radius ``r``) or ``text``
-    (``text`` centred on ``(x, y)``, or starting there with ``anchor="start"``). ``classes``:
+    (``text`` centred on ``(x, y)``, or starting there with ``anchor="start"``, or ending
+    there with ``anchor="end"``). ``classes``:
     the style classes, in order; ``data``: ``data-*`` attributes (SVG only)."""
 
     kind: str

@@ -214,6 +214,39 @@ def test_a_review_fills_the_store_of_exact_values_and_the_next_one_reads_it(serv
     _check_against_reference(second, moves, 3, 3)
 
 
+def test_a_finished_review_has_a_value_chart_in_svg_and_png(served):
+    """Every move is a point of the chart at its value for the first player; the PNG has the
+    asked width; an unknown review or format is a 404."""
+    import io
+    import xml.etree.ElementTree as ET
+
+    from PIL import Image
+
+    moves = _random_game("dots-and-boxes", 13, width=2, height=2)
+    game_id = _play_game(served, {"width": 2, "height": 2}, moves)
+    with httpx.Client(base_url=served, timeout=30) as http:
+        r = http.post(f"/v1/games/{game_id}/reviews", json={"time_ms": 300})
+        assert r.status_code == 202, r.text
+        body = _finished_review(http, r.json()["id"])
+        svg = http.get(f"/v1/reviews/{body['id']}/chart.svg")
+        assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+        points = [e for e in ET.fromstring(svg.content).iter()
+                  if e.tag.endswith("circle") and e.get("data-serial")]
+        assert [int(p.get("data-serial")) for p in points] == [m["serial"]
+                                                                for m in body["moves"]]
+        for p, m in zip(points, body["moves"], strict=True):
+            want = m["value_before"] if m["player"] == 0 else -m["value_before"]
+            assert float(p.get("data-value")) == want
+            assert p.get("data-judgement") == m["judgement"]
+        png = http.get(f"/v1/reviews/{body['id']}/chart.png", params={"size": 640})
+        assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+        assert Image.open(io.BytesIO(png.content)).size[0] == 640
+        assert http.get(f"/v1/reviews/{body['id']}/chart.txt").status_code == 404
+        missing = http.get(f"/v1/reviews/rv_{uuid.uuid4().hex}/chart.svg")
+        assert missing.status_code == 404
+        assert missing.headers["content-type"] == "application/problem+json"
+
+
 def test_a_review_names_the_log_position_and_a_new_one_reviews_the_new_log(served):
     moves = _random_game("dots-and-boxes", 5, width=2, height=2)
     token: list = []

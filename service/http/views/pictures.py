@@ -1,6 +1,7 @@
 """Board pictures: ``GET /v1/games/{id}/board.{svg,png,txt}`` (the game at its current serial or
-at ``?at=``) and ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed position with its
-best move and move values), drawn by :mod:`service.pictures`.
+at ``?at=``), ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed position with its
+best move and move values) and ``GET /v1/reviews/{id}/chart.{svg,png}`` (a review's value
+chart), drawn by :mod:`service.pictures`.
 
 Caching: the ETag is a strong validator over what the picture shows (the game, the serial, the
 log's head there, the format and the PNG width; for an analysis its job and the format and
@@ -19,9 +20,12 @@ import hashlib
 
 from flask import Blueprint, Response, request
 
+from ...application.analyses import STORED_PREFIX
+from ...application.analysis_request import AnalysisRequest
 from ...application.games import HEAD_RE
 from ...errors import NotFound
-from ...pictures import MEDIA_TYPES, render
+from ...pictures import MEDIA_TYPES, render, render_png, render_svg
+from ...pictures.chart import chart_scene
 from ..problems import Problem, check_at_most, invalid_field
 from . import check_id, ctx, query_int
 
@@ -121,7 +125,15 @@ def analysis_board(job_id: str, fmt: str):
     422 for a ``size`` out of bounds."""
     fmt = _format(fmt)
     analyses = ctx().analyses
-    job = analyses.get(check_id(job_id, "analysis"))
+    job_id = check_id(job_id, "analysis")
+    if job_id.startswith(STORED_PREFIX):  # answered from the store of exact values
+        view = analyses.stored_view(job_id)
+        size = _size()
+        stored = AnalysisRequest.model_validate(view["request"])
+        etag = _etag("analysis", DRAWING_VERSION, job_id, fmt, size if fmt == "png" else "")
+        return _answer(fmt, size, etag, True,
+                       lambda: render(fmt, stored.build_state(), view["result"], width=size))
+    job = analyses.get(job_id)
     size = _size()
     status = analyses.status(job)
     if status == "failed":
@@ -140,3 +152,32 @@ def analysis_board(job_id: str, fmt: str):
         return render(fmt, analysis.build_state(), job.return_value(), width=size)
 
     return _answer(fmt, size, etag, True, draw)
+
+
+#: The review chart's formats (a chart has no text form).
+CHART_FORMATS = ("svg", "png")
+
+
+@bp.get("/v1/reviews/<review_id>/chart.<fmt>")
+def review_chart(review_id: str, fmt: str):
+    """The value chart of a finished review (:mod:`service.pictures.chart`), SVG or PNG
+    (``?size=`` its width). 404 for an unknown review or format, 409 ``not_finished`` (with
+    ``Retry-After``) while it runs, 409 ``failed`` when it failed."""
+    if fmt not in CHART_FORMATS:
+        raise NotFound(f"no chart format {fmt!r}; formats: {', '.join(CHART_FORMATS)}")
+    reviews = ctx().reviews
+    job = reviews.get(check_id(review_id, "review"))
+    size = _size()
+    status = reviews.status(job)
+    if status == "failed":
+        raise Problem(409, "review-failed", "Review failed",
+                      f"review {job.id!r} failed: nothing to draw", reason="failed")
+    if status != "finished":
+        raise Problem(409, "review-not-finished", "Review not finished",
+                      f"review {job.id!r} is {status}; retry when it has finished",
+                      headers={"Retry-After": "1"}, reason="not_finished", review_status=status)
+    view = reviews.view(job, status)
+    etag = _etag("review", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "")
+    scene = chart_scene(view)
+    return _answer(fmt, size, etag, True,
+                   lambda: render_svg(scene) if fmt == "svg" else render_png(scene, size))
