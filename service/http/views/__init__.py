@@ -10,7 +10,7 @@ import re
 
 from flask import current_app, request
 
-from boxfish.engine import game_names, load_game
+from boxfish.engine import IllegalMove, game_names, load_game
 
 from ...application.games import token_matches
 from ...application.webhook_urls import UrlRefused, check_url
@@ -156,3 +156,21 @@ def wait_param() -> float:
         raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
                             ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
     return value
+
+
+def replayed(game, moves: list, loc: list):
+    """The state after ``moves`` (raw JSON, at ``loc`` in the request) from the start; a 422
+    when there are more than the server's ``max_moves`` or one is malformed or illegal (with
+    the engine's reason and the move's index)."""
+    limit = ctx().settings.max_moves
+    if len(moves) > limit:
+        raise invalid_field(f"at most {limit} moves per request on this server", loc,
+                            f"at most {limit} items", "too_long", "limit_exceeded")
+    state = game.new_state()
+    for i, raw in enumerate(moves):
+        try:
+            state.play(game.parse_move(raw))
+        except IllegalMove as exc:
+            raise Problem(422, "illegal-move", "Illegal move", f"moves[{i}]: {exc}",
+                          reason=exc.reason, index=i, move=raw) from None
+    return state

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from boxfish.engine import IllegalMove
-
 from ...application.analyses import STORED_PREFIX
 from ...application.analysis_request import (
     POSITION_FIELDS,
@@ -22,8 +20,17 @@ from ...application.analysis_request import (
 from ...application.webhooks import analysis_event
 from ...errors import QueueFull
 from ..models import AnalysisFields, Callback, GameAnalysis
-from ..problems import Problem, check_at_most, invalid, invalid_field
-from . import check_id, checked_url, choose_game, ctx, json_body, time_ms_limit, wait_param
+from ..problems import check_at_most, invalid, invalid_field
+from . import (
+    check_id,
+    checked_url,
+    choose_game,
+    ctx,
+    json_body,
+    replayed,
+    time_ms_limit,
+    wait_param,
+)
 
 bp = Blueprint("analyses", __name__)
 
@@ -49,20 +56,9 @@ def _check_core(game, core: str | None) -> str | None:
 
 
 def _check_moves(game, moves: list) -> list[list]:
-    """Parse and replay ``moves`` (raw JSON); 422 (with the engine's reason and the move's
-    index) if one is malformed or illegal. Returns them canonical (lists of ints)."""
-    limit = ctx().settings.max_moves
-    if len(moves) > limit:
-        raise invalid_field(f"at most {limit} moves per request on this server", ["moves"],
-                            f"at most {limit} items", "too_long", "limit_exceeded")
-    state = game.new_state()
-    for i, raw in enumerate(moves):
-        try:
-            state.play(game.parse_move(raw))
-        except IllegalMove as exc:
-            raise Problem(422, "illegal-move", "Illegal move", f"moves[{i}]: {exc}",
-                          reason=exc.reason, index=i, move=raw) from None
-    return [list(m) for m in state.history]
+    """Parse and replay ``moves`` (raw JSON); 422 if one is malformed or illegal
+    (:func:`replayed`). Returns them canonical (lists of ints)."""
+    return [list(m) for m in replayed(game, moves, ["moves"]).history]
 
 
 def _respond(analysis: AnalysisRequest, callback: Callback | None):

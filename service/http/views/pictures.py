@@ -76,6 +76,21 @@ def _answer(fmt: str, size: int, etag: str, immutable: bool, draw) -> Response:
                     content_type=MEDIA_TYPES[fmt])
 
 
+def _check_finished(kind: str, job_id: str, status: str) -> None:
+    """A 409 unless the ``kind`` (``analysis`` or ``review``) ``job_id`` is finished:
+    ``<kind>-failed`` (``reason`` ``failed``) when it failed, ``<kind>-not-finished``
+    (``reason`` ``not_finished``, ``Retry-After``) while it is queued or running."""
+    title = kind.capitalize()
+    if status == "failed":
+        raise Problem(409, f"{kind}-failed", f"{title} failed",
+                      f"{kind} {job_id!r} failed: nothing to draw", reason="failed")
+    if status != "finished":
+        raise Problem(409, f"{kind}-not-finished", f"{title} not finished",
+                      f"{kind} {job_id!r} is {status}; retry when it has finished",
+                      headers={"Retry-After": "1"}, reason="not_finished",
+                      **{f"{kind}_status": status})
+
+
 def _at(meta) -> tuple[int, str | None]:
     """``?at=``: ``(serial, head)`` of ``<serial>.<head>``, ``(serial, None)`` of a bare
     serial, the game's current serial without one; a 422 problem when it is neither form or
@@ -135,14 +150,7 @@ def analysis_board(job_id: str, fmt: str):
                        lambda: render(fmt, stored.build_state(), view["result"], width=size))
     job = analyses.get(job_id)
     size = _size()
-    status = analyses.status(job)
-    if status == "failed":
-        raise Problem(409, "analysis-failed", "Analysis failed",
-                      f"analysis {job.id!r} failed: nothing to draw", reason="failed")
-    if status != "finished":
-        raise Problem(409, "analysis-not-finished", "Analysis not finished",
-                      f"analysis {job.id!r} is {status}; retry when it has finished",
-                      headers={"Retry-After": "1"}, reason="not_finished", analysis_status=status)
+    _check_finished("analysis", job.id, analyses.status(job))
     analysis = analyses.request_of(job)
     if analysis is None:
         raise NotFound(f"analysis {job.id!r} carries no position this server can read")
@@ -169,13 +177,7 @@ def review_chart(review_id: str, fmt: str):
     job = reviews.get(check_id(review_id, "review"))
     size = _size()
     status = reviews.status(job)
-    if status == "failed":
-        raise Problem(409, "review-failed", "Review failed",
-                      f"review {job.id!r} failed: nothing to draw", reason="failed")
-    if status != "finished":
-        raise Problem(409, "review-not-finished", "Review not finished",
-                      f"review {job.id!r} is {status}; retry when it has finished",
-                      headers={"Retry-After": "1"}, reason="not_finished", review_status=status)
+    _check_finished("review", job.id, status)
     view = reviews.view(job, status)
     etag = _etag("review", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "")
     scene = chart_scene(view)

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 
 from flask import Blueprint, request
 
-from boxfish.engine import IllegalMove, load_game
+from boxfish.engine import load_game
 
 from ...errors import NotFound
-from ..problems import Problem, invalid, invalid_field
-from . import ctx
+from ..problems import invalid, invalid_field
+from . import ctx, replayed
 
 bp = Blueprint("positions", __name__)
 
@@ -55,17 +55,7 @@ def _state(game):
     except ValueError:
         raise invalid_field("moves must be a JSON list of moves, like [[1,1,1],[2,1,2]]",
                             ["query", "moves"], "a JSON list", "json_invalid") from None
-    if len(raw) > ctx().settings.max_moves:
-        raise invalid_field(f"at most {ctx().settings.max_moves} moves", ["query", "moves"],
-                            "too many items", "too_long", "limit_exceeded")
-    state = game.new_state()
-    for i, m in enumerate(raw):
-        try:
-            state.play(game.parse_move(m))
-        except IllegalMove as exc:
-            raise Problem(422, "illegal-move", "Illegal move", f"moves[{i}]: {exc}",
-                          reason=exc.reason, index=i, move=m) from None
-    return state
+    return replayed(game, raw, ["query", "moves"])
 
 
 @bp.get("/v1/positions")
