@@ -33,7 +33,12 @@ import httpx
 
 from boxfish.service.application.analyses import error_text
 from boxfish.service.application.webhook_urls import UrlRefused, check_url
-from boxfish.service.application.webhooks import Webhooks, analysis_event, signed_headers
+from boxfish.service.application.webhooks import (
+    Webhooks,
+    analysis_event,
+    review_event,
+    signed_headers,
+)
 from boxfish.service.config import Settings
 from boxfish.service.store import connections
 from boxfish.service.store.keys import KeySpace
@@ -220,3 +225,24 @@ def analysis_failed(job, connection, exc_type, exc_value, tb, *args, **kwargs) -
     ``analysis.failed`` to its callbacks."""
     text = "".join(traceback.format_exception(exc_type, exc_value, tb)) if exc_type else ""
     _announce(job, connection, _analysis_view(job, "failed", error=error_text(text)))
+
+
+# -- the RQ callback of review jobs -----------------------------------------------------------
+
+
+def review_succeeded(job, connection, result, *args, **kwargs) -> None:
+    """``on_success`` of a review job: ``review.finished`` to the game's webhooks that ask for
+    it (their registrations are in the move store: this process's deliverer's)."""
+    from boxfish.service.application.reviews import ReviewService
+
+    try:
+        request = ReviewService.request_of(job)
+        if request is None:
+            return
+        view = {"id": job.id, "game_id": request.game_id, "position": request.position,
+                "time_ms": request.time_ms, "players": (result or {}).get("players")}
+        hooks = Webhooks.from_job_meta(connection, job.meta["callbacks"])
+        hooks.registrations = process_deliverer().registrations()
+        hooks.announce_review(request.game_id, job.id, review_event(view))
+    except Exception:  # RQ would count a raising callback as the job failing
+        log.exception("review %s: its webhooks could not be enqueued", job.id)

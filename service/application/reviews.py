@@ -18,6 +18,7 @@ import json
 import uuid
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from rq import Callback
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
@@ -26,6 +27,9 @@ from ..store.events import position_tag
 from .analyses import REVIEW_JOB_FUNCTION as JOB_FUNCTION
 from .analyses import AnalysisService, job_error_text
 
+#: The RQ callback that announces a finished review (``review.finished``, see
+#: :mod:`workers.webhook_delivery`).
+REVIEW_SUCCEEDED = "boxfish.workers.webhook_delivery.review_succeeded"
 #: A review's id: this prefix and 32 hex digits.
 ID_PREFIX = "rv_"
 
@@ -89,13 +93,18 @@ class ReviewService:
         self.analyses.redis.set(job_key, job_id,
                                 ex=timeout_s + self.settings.result_ttl_s + 3600)
         total = len(events) + 1
+        meta: dict = {"progress": {"done": 0, "total": total}}
+        callbacks: dict = {}
+        if self.analyses.callbacks_meta is not None:
+            meta["callbacks"] = self.analyses.callbacks_meta
+            callbacks = {"on_success": Callback(REVIEW_SUCCEEDED)}
         return self.analyses.queue.enqueue(
             JOB_FUNCTION, request.model_dump(mode="json"),
             alive_key=self.keys.analysis_alive(job_id), alive_ttl_s=self.settings.job_liveness_s,
             job_id=job_id, job_timeout=timeout_s, result_ttl=self.settings.result_ttl_s,
             failure_ttl=self.settings.failure_ttl_s, ttl=timeout_s + 3600,
-            description=f"review {game_id} at {request.position}",
-            meta={"progress": {"done": 0, "total": total}}), "new"
+            description=f"review {game_id} at {request.position}", meta=meta,
+            **callbacks), "new"
 
     def _fetch(self, review_id: str) -> Job | None:
         try:

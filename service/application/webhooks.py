@@ -49,8 +49,12 @@ DELIVER_FUNCTION = "boxfish.workers.webhook_delivery.deliver"
 
 MOVE_APPENDED = "move.appended"
 GAME_FINISHED = "game.finished"
-#: The events a game's webhook may subscribe to.
+#: The events of a game's webhook that names none.
 GAME_EVENTS = (MOVE_APPENDED, GAME_FINISHED)
+#: A finished review of the game: only to the webhooks that ask for it.
+REVIEW_FINISHED = "review.finished"
+#: The events a game's webhook may subscribe to.
+SUBSCRIBABLE_EVENTS = (*GAME_EVENTS, REVIEW_FINISHED)
 ANALYSIS_FINISHED = "analysis.finished"
 ANALYSIS_FAILED_EVENT = "analysis.failed"
 
@@ -129,6 +133,16 @@ def analysis_event(view: dict, at_ms: int | float | None = None) -> str | None:
     if kind is None:
         return None
     return envelope(kind, view, time.time() * 1000 if at_ms is None else at_ms)
+
+
+def review_event(view: dict, at_ms: int | float | None = None) -> str:
+    """The body of ``review.finished`` (``view``: the finished review as GET
+    /v1/reviews/{id} shows it): the game, the review's id, the log position reviewed, the
+    time per position, each player's totals and the review's URL (its moves are there)."""
+    return envelope(REVIEW_FINISHED, {
+        "game": view["game_id"], "review": view["id"], "position": view["position"],
+        "time_ms": view["time_ms"], "players": view["players"],
+        "url": f"/v1/reviews/{view['id']}"}, time.time() * 1000 if at_ms is None else at_ms)
 
 
 def public_view(hook: dict) -> dict:
@@ -308,6 +322,17 @@ class Webhooks:
                     message_id = f"msg_{hook['id']}_{event.serial}_{event_type}"
                     target = {"game": game_id, "webhook": hook["id"]}
                     enqueued += self.enqueue_once(target, message_id, body)
+        return enqueued
+
+    def announce_review(self, game_id: str, review_id: str, body: str) -> int:
+        """Enqueue ``review.finished`` (``body``: :func:`review_event`'s) to the game's active
+        webhooks that subscribe to it; returns how many were enqueued now (once per webhook
+        and review, whatever the retries)."""
+        enqueued = 0
+        for hook in self.list(game_id):
+            if hook["active"] and REVIEW_FINISHED in hook["events"]:
+                enqueued += self.enqueue_once({"game": game_id, "webhook": hook["id"]},
+                                              f"msg_{hook['id']}_{review_id}", body)
         return enqueued
 
     def destination(self, target: dict) -> tuple[str, str] | None:

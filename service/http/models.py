@@ -93,14 +93,15 @@ class AppendMove(Strict):
     serial: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)
 
 
-#: The events a game's webhook may subscribe to (``service.application.webhooks.GAME_EVENTS``).
-GameEvent = Literal["move.appended", "game.finished"]
+#: The events a game's webhook may subscribe to
+#: (``service.application.webhooks.SUBSCRIBABLE_EVENTS``).
+GameEvent = Literal["move.appended", "game.finished", "review.finished"]
 
 
 class CreateWebhook(Strict):
     url: StrictStr = Field(min_length=1, max_length=2048)
-    #: Left out: every event.
-    events: list[GameEvent] | None = Field(default=None, min_length=1, max_length=2)
+    #: Left out: the game's events (``GAME_EVENTS``: move.appended and game.finished).
+    events: list[GameEvent] | None = Field(default=None, min_length=1, max_length=3)
 
     @field_validator("events")
     @classmethod

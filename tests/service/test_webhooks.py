@@ -5,6 +5,7 @@ package."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -527,3 +528,33 @@ def _players(game, moves):
         out.append((state.to_move, m["move"]))
         state.play(tuple(m["move"]))
     return out
+
+
+def test_a_finished_review_is_delivered_to_the_webhooks_that_ask_for_it(api, receiver,
+                                                                        rq_worker):
+    """``review.finished`` reaches the game's webhook that names it, signed, with the review's
+    id, position and players; a webhook with the default events gets no such message."""
+    game_id, auth = _new_game(api)
+    asked = _register(api, game_id, auth, receiver.script("/review-asked"),
+                      ["review.finished"])
+    plain = _register(api, game_id, auth, receiver.script("/review-plain"))
+    assert plain["events"] == ["move.appended", "game.finished"]
+    for m in ([1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 2]):
+        _append(api, game_id, auth, m)
+    r = api.post(f"/v1/games/{game_id}/reviews", json={"time_ms": 200})
+    assert r.status_code == 202, r.text
+    review_id = r.json()["id"]
+    [req] = receiver.wait_for("/review-asked", 1, timeout_s=60)
+    body = verified(asked["secret"], req)
+    assert body["type"] == "review.finished"
+    data = body["data"]
+    assert data["review"] == review_id and data["game"] == game_id
+    assert data["url"] == f"/v1/reviews/{review_id}"
+    view = api.get(f"/v1/reviews/{review_id}").json()
+    assert view["status"] == "finished"
+    assert data["players"] == view["players"] and data["position"] == view["position"]
+    # the default subscriber got its four moves and the game's end, and no review
+    got = receiver.wait_for("/review-plain", 5)
+    assert [json.loads(x["body"])["type"] for x in got].count("game.finished") == 1
+    assert all(json.loads(x["body"])["type"] != "review.finished"
+               for x in receiver.to("/review-plain"))
