@@ -110,13 +110,15 @@ def main(argv=None) -> int:
     ap.add_argument("--time-ms", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=8,
+                    help="threads of each of the 2 HTTP processes (boxfish serve --threads)")
     ap.add_argument("--lookups", type=int, default=4000)
     ap.add_argument("--size-entries", type=int, default=20000)
     args = ap.parse_args(argv)
     if args.size_entries:
         synthetic_size(args.size_entries)
     port = free_port()
-    proc = launch_serve(port, args.workers, 1, 2,
+    proc = launch_serve(port, args.workers, args.threads, 2,
                         env_extra={"BOXFISH_RATE_LIMIT_READS": "1000000/minute"})
     try:
         undrawn = [int(x) for x in args.undrawn.split(",")]
