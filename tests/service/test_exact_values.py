@@ -236,3 +236,32 @@ def test_boxfish_solve_fills_the_store(redis_url, monkeypatch, capsys):
     want = reference_move_values(3, 3, drawn, lines=[ln for ln, _ in stored.moves])
     assert dict(stored.moves) == want
     store.clear()
+
+
+def test_on_a_cluster_a_workers_proof_is_answered_from_the_store(settings, cluster_url,
+                                                                 redis_client, spec, tmp_path):
+    """The move store (and so the store of exact values) on the suite's Redis Cluster, the
+    queue on the plain Redis: a worker's proof answers the next analysis and a lookup."""
+    tag = f"exact-{uuid.uuid4().hex[:8]}"
+    on_cluster = settings.model_copy(update={
+        "redis_url": cluster_url, "queue_redis_url": settings.redis_url, "exact_store_mb": 16,
+        "key_prefix": tag, "queue_name": tag})
+    proc = start_worker(on_cluster, tmp_path / "worker.log")
+    try:
+        wait_for_workers(redis_client, tag, 1)
+        client = CheckedClient(create_app(on_cluster).test_client(), spec)
+        body = {"game": "dots-and-boxes", "width": 3, "height": 3, "moves": MOVES,
+                "time_ms": 2000}
+        first = client.post("/v1/analyses?wait=10", json=body).json
+        assert first["status"] == "finished" and first["result"]["source"] == "search", first
+        again = client.post("/v1/analyses", json=body).json
+        assert again["result"]["source"] == "store"
+        assert again["result"]["value"] == reference_value(3, 3, state_of(MOVES).drawn)
+        got = client.get("/v1/positions", query_string={"width": 3, "height": 3,
+                                                        "moves": json.dumps(mirrored(MOVES))})
+        assert got.status_code == 200 and got.json["value"] == again["result"]["value"]
+    finally:
+        stop_process(proc)
+        conn = RedisCluster.from_url(cluster_url)
+        ExactValueStore(conn, KeySpace(tag), 1).clear()
+        conn.close()
