@@ -214,3 +214,37 @@ def server_url(settings, tmp_path_factory):
     proc = start_gunicorn(settings, port, tmp_path_factory.mktemp("gunicorn") / "api.log")
     yield f"http://127.0.0.1:{port}"
     stop_process(proc)
+
+
+@contextlib.contextmanager
+def boxfish_serve(data_dir: Path, env: dict[str, str], *args: str, workers: int = 2,
+                  timeout_s: float = 90.0):
+    """``boxfish serve --workers N`` (its own embedded Redis in ``data_dir``) on a free port,
+    as a user runs it, with this environment (no Redis URL of the session's) plus ``env`` and
+    serve's options ``args``; yields its base URL once ``/readyz`` counts every worker."""
+    port = free_port()
+    full = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
+    full.update(env, BOXFISH_DATA_DIR=str(data_dir))
+    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve",
+                             "--port", str(port), "--workers", str(workers), *args], env=full,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/readyz", timeout=5) as resp:
+                    if json.loads(resp.read()).get("workers") == workers:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

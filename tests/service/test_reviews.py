@@ -7,7 +7,6 @@ Tic-Tac-Toe review."""
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import subprocess
 import sys
@@ -22,8 +21,9 @@ from boxfish import engine
 from boxfish.client import AsyncClient, Client
 from boxfish.engine.dots.search.board import tables
 from boxfish.service.http.app import create_app
-from boxfish.service.runtime.embedded_redis import free_port
 from tests.engine.dots.reference import reference_move_values, reference_value
+
+from .conftest import boxfish_serve
 
 #: The served maximum of time_ms (a review's is per position).
 MAX_TIME_MS = 5000
@@ -35,37 +35,13 @@ JUDGEMENTS = {"best", "inaccuracy", "mistake", "blunder"}
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """``boxfish serve`` with two analysis workers on a free port, keys and queue its own."""
-    port = free_port()
     tag = f"rv-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
-    env.update({"BOXFISH_DATA_DIR": str(tmp_path_factory.mktemp("served") / "data"),
-                "BOXFISH_MAX_TIME_MS": str(MAX_TIME_MS), "BOXFISH_KEY_PREFIX": tag,
-                "BOXFISH_QUEUE_NAME": tag, "BOXFISH_RATE_LIMIT_ENABLED": "false"})
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve",
-                             "--port", str(port), "--workers", "2", "--webhook-workers", "0",
-                             "--http-workers", "1", "--threads", "8",
-                             "--search-threads", "1"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                r = httpx.get(f"{base}/readyz", timeout=5)
-                if r.status_code == 200 and r.json().get("workers") == 2:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
+    with boxfish_serve(tmp_path_factory.mktemp("served") / "data",
+                       {"BOXFISH_MAX_TIME_MS": str(MAX_TIME_MS), "BOXFISH_KEY_PREFIX": tag,
+                        "BOXFISH_QUEUE_NAME": tag, "BOXFISH_RATE_LIMIT_ENABLED": "false"},
+                       "--webhook-workers", "0", "--http-workers", "1", "--threads", "8",
+                       "--search-threads", "1") as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _play_game(base: str, body: dict, moves: list, token: list | None = None) -> str:

@@ -11,7 +11,6 @@ the default 10 s is a figure: ``bench/served_timed_bench.py`` prints it."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -22,8 +21,9 @@ import pytest
 
 from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search.board import tables
-from boxfish.service.runtime.embedded_redis import free_port
 from tests.engine.dots.reference import reference_move_values, reference_value
+
+from .conftest import boxfish_serve
 
 # the issue's two 5x5 positions of 40 undrawn lines (player 0 to move): at 10 s the server
 # answered "+4, estimate" (true +2) and "-1, estimate", or failed the job
@@ -59,34 +59,10 @@ def _positions() -> list[str]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """``boxfish serve`` with two analysis workers on a free port, as a user runs it."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "BOXFISH_REDIS_URL")}
-    env["BOXFISH_DATA_DIR"] = str(tmp_path_factory.mktemp("served") / "data")
-    env["BOXFISH_MAX_TIME_MS"] = str(TIME_MS)
-    proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "serve",
-                             "--port", str(port), "--workers", "2", "--webhook-workers", "0",
-                             "--threads", "8"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                r = httpx.get(f"{base}/readyz", timeout=5)
-                if r.status_code == 200 and r.json().get("workers") == 2:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
+    with boxfish_serve(tmp_path_factory.mktemp("served") / "data",
+                       {"BOXFISH_MAX_TIME_MS": str(TIME_MS)}, "--webhook-workers", "0",
+                       "--threads", "8", timeout_s=60) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_timed_analyses_at_the_maximum_time_come_back_exact_and_right(served):
