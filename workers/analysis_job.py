@@ -18,8 +18,6 @@ from __future__ import annotations
 import functools
 import logging
 
-import redis
-
 from boxfish import engine
 from boxfish.engine.analysis import usable_cores
 from boxfish.service.application.analysis_request import AnalysisRequest
@@ -68,10 +66,7 @@ class AnalysisRunner:
                                   core=request.core, threads=self.threads)
         result = {**analysis.to_dict(), "source": "search"}
         if self.exact_values is not None:
-            try:
-                self.exact_values.record_analysis(state, result)
-            except redis.RedisError:  # the store is a cache: its loss costs searches only
-                log.warning("could not store an exact value", exc_info=True)
+            self.exact_values.record_quietly(state, result)
         return result
 
 

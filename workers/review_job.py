@@ -48,10 +48,7 @@ def _analysis(state, time_ms: int, cache, threads: int, exact: ExactValues | Non
     result = {**engine.analyse(state, time_ms=time_ms, cache=cache, threads=threads).to_dict(),
               "source": "search"}
     if dots:
-        try:
-            exact.record_analysis(state, result)
-        except redis.RedisError:
-            log.warning("could not store an exact value", exc_info=True)
+        exact.record_quietly(state, result)
     return result
 
 

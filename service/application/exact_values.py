@@ -10,15 +10,20 @@ move is there), the engine's version and the seconds the proof took.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from importlib import metadata
+
+import redis
 
 from boxfish.engine.dots.search.board import tables
 
 from ..store.exact_values import ExactValueStore
 
 GAME = "dots-and-boxes"
+
+log = logging.getLogger(__name__)
 
 
 def _engine_version() -> str:
@@ -86,7 +91,7 @@ class ExactValues:
         entry = {"value": int(value), "moves": [[perm[ln], int(v)] for ln, v in moves],
                  "all": bool(all_moves), "engine": engine, "proof_s": round(proof_s, 3),
                  "stored_at": round(time.time(), 3)}
-        old = self.store.get(name)
+        old = self.store.peek(name)
         if old is not None:
             if old["all"] or (len(old["moves"]) > len(entry["moves"]) and not entry["all"]):
                 entry["moves"], entry["all"] = old["moves"], old["all"]
@@ -110,3 +115,11 @@ class ExactValues:
         self.record(params["width"], params["height"], state.drawn, int(result["value"]),
                     moves, len(moves) == legal, (result.get("time_ms") or 0) / 1000)
         return True
+
+    def record_quietly(self, state, result: dict) -> None:
+        """:meth:`record_analysis`, logging instead of raising a Redis error: the store is a
+        cache, and its loss costs searches only."""
+        try:
+            self.record_analysis(state, result)
+        except redis.RedisError:
+            log.warning("could not store an exact value", exc_info=True)

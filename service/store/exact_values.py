@@ -81,6 +81,12 @@ class ExactValueStore:
         raw = self.redis.eval(_LOOKUP, 2, entries, stats, position)
         return None if raw is None else json.loads(raw)
 
+    def peek(self, position: str) -> dict | None:
+        """The entry of ``position``, or None, counted neither as a hit nor a miss (a writer's
+        read of what it is about to replace)."""
+        raw = self.redis.hget(self._where(position)[0], position)
+        return None if raw is None else json.loads(raw)
+
     def put(self, position: str, entry: dict, cost: float) -> int:
         """Store ``entry`` (JSON-ready) for ``position``, scored by ``cost`` (the seconds its
         proof took; the higher of the old and new score is kept). Returns the entries

@@ -102,6 +102,21 @@ def test_a_mirrored_position_reads_the_same_entry_in_its_own_frame(redis_client)
     exact.store.clear()
 
 
+def test_writes_are_not_counted_as_lookups(redis_client):
+    """The metrics' hits and misses count lookups only: a writer's read of the entry it
+    replaces is neither."""
+    exact = ExactValues(ExactValueStore(redis_client, KeySpace(f"exact-{uuid.uuid4().hex[:8]}"),
+                                        1 << 20))
+    drawn = state_of(MOVES).drawn
+    exact.record(3, 3, drawn, 1, [], False, 0.5)
+    exact.record(3, 3, drawn, 1, [], False, 0.5)
+    st = exact.store.stats()
+    assert (st["writes"], st["hits"], st["misses"]) == (2, 0, 0)
+    assert exact.lookup(3, 3, drawn).value == 1
+    assert exact.store.stats()["hits"] == 1
+    exact.store.clear()
+
+
 @pytest.fixture
 def store_settings(settings):
     tag = f"exact-{uuid.uuid4().hex[:8]}"
