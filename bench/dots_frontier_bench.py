@@ -10,9 +10,12 @@ says so), so a median or maximum with a ``>`` is a lower bound.
 
     python bench/dots_frontier_bench.py --sets 5x5-44,4x5-42 --positions 8 --cap 60
 
-``--compare loony_bound`` measures one of the search's prunings instead: every position is
-solved with it off (the baseline) and on, in the same run, on ``--threads``' first count (1
-gives node counts that do not vary), and the nodes and times are set side by side.
+``--compare NAME`` measures one of the search's techniques instead (``loony_bound``, the
+pruning of loony sacrifices; ``sized_proofs``, proofs stored with their subtree's size class
+so that a full table replaces the cheapest first): every position is solved with it off (the
+baseline) and on, in the same run, on ``--threads``' first count (1 gives node counts that do
+not vary), and the nodes, times, table hit rates (hits per node) and evictions are set side
+by side. A small ``--table-gb`` puts the table under the pressure of a bigger solve.
 """
 
 from __future__ import annotations
@@ -32,12 +35,27 @@ from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.driver import analyse_position
+from boxfish.engine.dots.search import compiled
 from boxfish.engine.dots.search.node import SearchSession
+from boxfish.engine.dots.search.phases import PHASES
 
-#: the prunings ``--compare`` can turn off: name -> the SearchSession attribute of its default
-PRUNINGS = {"loony_bound": "default_loony_bound"}
+#: the techniques ``--compare`` can turn off: name -> the SearchSession attribute of its default
+TECHNIQUES = {"loony_bound": "default_loony_bound", "sized_proofs": "default_sized_proofs"}
 
 GiB = 1 << 30
+
+#: the compiled cores made since the last solve() began (to read their phases' counts)
+_cores: list = []
+_make_core = compiled.core
+
+
+def _recording_core(*args, **kw):
+    core = _make_core(*args, **kw)
+    _cores.append(core)
+    return core
+
+
+compiled.core = _recording_core
 
 
 def positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
@@ -55,12 +73,15 @@ def positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
 def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float,
           cap_nodes: int | None = None):
     caches = DotsCaches(tables(w, h), table_bytes=int(table_gb * GiB))
+    _cores.clear()
     start = time.perf_counter()
     # an untimed solve (solve=True: straight to the end after two iterations), capped
     a = analyse_position(w, h, drawn, Limit(time_ms=int(cap * 1000), nodes=cap_nodes),
                          multipv=1, solve=True, start=start, caches=caches, core="c",
                          threads=threads)
-    return a.exact, time.perf_counter() - start, a.nodes, a.value
+    settled = [sum(c.settled[p] for c in _cores) for p in range(len(PHASES))]
+    return (a.exact, time.perf_counter() - start, a.nodes, a.value, a.tt_hits,
+            caches.compiled_table().evictions, settled)
 
 
 def main() -> int:
@@ -73,8 +94,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=2023)
     ap.add_argument("--cap-nodes", type=int, default=None,
                     help="a node cap as well (the same on a busy host, unlike the time)")
-    ap.add_argument("--compare", choices=sorted(PRUNINGS),
-                    help="solve every position without this pruning and with it")
+    ap.add_argument("--compare", choices=sorted(TECHNIQUES),
+                    help="solve every position without this technique and with it")
     args = ap.parse_args()
     if args.compare:
         return compare(args)
@@ -86,7 +107,7 @@ def main() -> int:
         for threads in (int(x) for x in args.threads.split(",")):
             rows, times, nodes = [], [], []
             for i, drawn in enumerate(pos):
-                exact, secs, n, value = solve(w, h, drawn, args.cap, threads, args.table_gb,
+                exact, secs, n, value, _, _, _ = solve(w, h, drawn, args.cap, threads, args.table_gb,
                                              args.cap_nodes)
                 times.append(secs if exact else float("inf"))
                 nodes.append(n)
@@ -109,9 +130,10 @@ def main() -> int:
 
 
 def compare(args) -> int:
-    attr = PRUNINGS[args.compare]
+    attr = TECHNIQUES[args.compare]
     threads = int(args.threads.split(",")[0])
     rows, tot = [], {False: [0.0, 0], True: [0.0, 0]}
+    phases = {False: [0] * len(PHASES), True: [0] * len(PHASES)}
     for name in args.sets.split(","):
         size, undrawn = name.split("-")
         w, h = (int(x) for x in size.split("x"))
@@ -124,7 +146,11 @@ def compare(args) -> int:
                                     args.cap_nodes)
                 finally:
                     setattr(SearchSession, attr, True)
-            (ex0, s0, n0, v0), (ex1, s1, n1, v1) = got[False], got[True]
+            (ex0, s0, n0, v0, h0, e0, p0), (ex1, s1, n1, v1, h1, e1, p1) = (got[False],
+                                                                            got[True])
+            for p in range(len(PHASES)):
+                phases[False][p] += p0[p]
+                phases[True][p] += p1[p]
             if ex0 and ex1 and v0 != v1:
                 raise SystemExit(f"{name} #{i}: the values differ ({v0} without, {v1} with)")
             for on in (False, True):
@@ -132,11 +158,18 @@ def compare(args) -> int:
                 tot[on][1] += got[on][2]
             rows.append([name, i, f"{v1:+d}" if ex1 else "unsolved",
                          f"{s0:.1f}" + ("" if ex0 else " (cap)"), f"{n0:,}",
-                         f"{s1:.1f}" + ("" if ex1 else " (cap)"), f"{n1:,}", f"{n1 / n0:.3f}"])
+                         f"{s1:.1f}" + ("" if ex1 else " (cap)"), f"{n1:,}", f"{n1 / n0:.3f}",
+                         f"{h0 / n0:.3f}", f"{h1 / n1:.3f}", f"{e0:,}", f"{e1:,}"])
             say(f"  {' '.join(str(x) for x in rows[-1])}")
     say(f"\n{args.compare} off, then on; {threads} thread(s), cap {args.cap:.0f} s, "
         f"seed {args.seed}:")
-    table(["set", "#", "value", "off s", "off nodes", "on s", "on nodes", "nodes on/off"], rows)
+    table(["set", "#", "value", "off s", "off nodes", "on s", "on nodes", "nodes on/off",
+           "off hits/node", "on hits/node", "off evictions", "on evictions"], rows)
+    say("Nodes settled by each phase (node_store: searched to the end), all positions:")
+    table(["phase", "off", "on", "on/off"],
+          [[name, f"{phases[False][p]:,}", f"{phases[True][p]:,}",
+            f"{phases[True][p] / phases[False][p]:.3f}" if phases[False][p] else "-"]
+           for p, name in enumerate(PHASES)])
     (t0, n0), (t1, n1) = tot[False], tot[True]
     say(f"Total: off {t0:.1f} s, {n0:,} nodes; on {t1:.1f} s, {n1:,} nodes; "
         f"nodes x{n1 / n0:.3f}, time x{t1 / t0:.3f}")

@@ -72,10 +72,13 @@ class SearchSession(SearcherBase):
     ``etc_min_free``: enhanced transposition cutoffs at nodes with this many undrawn lines or
     more. ``loony_bound`` (from ``default_loony_bound``, on; benchmarks turn it off to
     measure it): skip a loony sacrifice whose bound cannot reach into the window
-    (``Searcher.gen_sacrifices``).
+    (``Searcher.gen_sacrifices``). ``sized_proofs`` (from ``default_sized_proofs``, on): the
+    compiled core stores a proof at ``PROVEN`` plus the bit length of its subtree's nodes, and
+    its table replaces the smallest proofs first; the Python search stores ``PROVEN``.
     """
 
     default_loony_bound = True
+    default_sized_proofs = True
 
     def __init__(self, t: Tables, tt, symmetry: bool, deadline: float | None,
                  max_nodes: int | None, caches: DotsCaches) -> None:
@@ -86,6 +89,7 @@ class SearchSession(SearcherBase):
         self.symmetry = uses_symmetry(t, symmetry)
         self.etc_min_free = 10
         self.loony_bound = self.default_loony_bound
+        self.sized_proofs = self.default_sized_proofs
 
     def close(self) -> None:
         """Drop the search function (the searcher is not used afterwards)."""
@@ -359,6 +363,7 @@ class CompiledSearcher(SearchSession):
     max_nodes = _InCore()
     etc_min_free = _InCore()
     loony_bound = _InCore()
+    sized_proofs = _InCore()
 
     def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
                  max_nodes: int | None = None, caches: DotsCaches | None = None,

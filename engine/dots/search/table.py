@@ -5,11 +5,13 @@ image under the board's symmetries (``Tables.key``, defined in :mod:`board`; a p
 key: a value never depends on scores or on who drew what).
 Entry: ``(depth, lo, hi, move)``: the value lies in ``[lo, hi]`` (``lo == hi``: EXACT, ``hi``
 infinite: LOWER bound, ``lo`` infinite: UPPER bound), searched to ``depth`` plies, ``PROVEN``
-(a very large depth) when no heuristic leaf was involved, so the bounds are true ones; ``move``
+(a very large depth, or more: the compiled core adds a proof's size class) when no heuristic
+leaf was involved, so the bounds are true ones; ``move``
 is the best or refuting line in the canonical frame (-1: none).
 
 Memory is bounded by ``max_entries``. Replacement rule: a proven entry is never replaced by a
-heuristic one (two proven entries for a key are merged by intersecting their bounds); a
+heuristic one (two proven entries for a key are merged by intersecting their bounds and
+keeping the larger depth); a
 heuristic entry is replaced by a deeper or equally deep one. When the table is full, the oldest
 quarter of the entries (in insertion order, which the dict keeps) is dropped.
 """
@@ -44,6 +46,7 @@ class TranspositionTable:
             if od >= PROVEN:
                 if depth < PROVEN:
                     return
+                depth = max(depth, od)
                 if olo > lo:
                     lo = olo
                 if ohi < hi:

@@ -143,6 +143,44 @@ def test_a_full_table_replaces_by_its_rule():
     assert len(tab) == 0 and tab.get(101) is None and tab.evictions == 0
 
 
+def test_a_full_table_replaces_the_smallest_proof_first():
+    """A proof's depth is PROVEN plus its subtree's size class; a full window replaces the
+    proof of the smallest size class, and a key's proofs merge to the larger class."""
+    tab = compiled.new_table(16 * 16, 40)
+    for k in range(16):
+        tab.store(k, PROVEN + 20 - (k == 5) * 10, 1, 1, -1)
+    tab.store(100, PROVEN + 3, 2, 2, -1)
+    assert tab.get(5) is None and tab.get(100) == (PROVEN + 3, 2, 2, -1)
+    assert all(tab.get(k) is not None for k in range(16) if k != 5)
+    tab.store(100, PROVEN, 1, 3, -1)
+    assert tab.get(100) == (PROVEN + 3, 2, 2, -1)
+
+
+def test_proofs_are_stored_with_their_size_class_and_keep_their_values():
+    """With sized proofs the root's entry carries the bit length of the root's nodes; without,
+    PROVEN; the value and the node count are the same (nothing was replaced)."""
+    t = tables(3, 3)
+    d = _position(3, 3, 18, 5)
+    got = {}
+    for sized in (False, True):
+        s = CompiledSearcher(t)
+        s.sized_proofs = sized
+        v = s.search(d, -INF, INF, PROVEN)
+        depth = s.tt.get(t.key(d)[0])[0]
+        got[sized] = (v, s.nodes, depth)
+    (v0, n0, d0), (v1, n1, d1) = got[False], got[True]
+    assert (v0, n0) == (v1, n1) and d0 == PROVEN
+    assert PROVEN < d1 <= PROVEN + n1.bit_length()
+
+
+def test_the_phases_settle_every_node():
+    """On one thread the nodes each phase settled add up to the nodes searched."""
+    s = CompiledSearcher(tables(4, 4))
+    s.search(_position(4, 4, 28, 3), -INF, INF, PROVEN)
+    assert sum(s.core.settled) == s.nodes > 10_000
+    assert all(n > 0 for i, n in enumerate(s.core.settled) if i not in (3, 5))
+
+
 def test_limits_stop_the_compiled_search_where_they_stop_the_python_one():
     t = tables(5, 5)
     d = _position(5, 5, 40, 7)

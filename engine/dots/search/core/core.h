@@ -31,6 +31,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <pthread.h>
@@ -220,6 +221,10 @@ typedef struct {
 
 /* -------------------------------------------------------------------------------- Core */
 
+/* The node's phases (engine/dots/search/phases.py); the last, node_store, counts the nodes
+ * node_children searched to the end. */
+#define NPHASES 7
+
 /* The most threads one search runs (the main one and its helpers). */
 #define MAX_THREADS 64
 
@@ -233,6 +238,8 @@ typedef struct Core {
     long long nodes, tt_hits, horizon, max_nodes;
     double deadline, c_deadline;
     int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
+    int sized_proofs;  /* proven entries carry their subtree's size class (node.c) */
+    long long settled[NPHASES]; /* nodes each phase settled (phases.PHASES' order) */
     long long history[MAXL];
     /* threads (see threads.c) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */

@@ -112,6 +112,7 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     S->max_nodes = -1;
     S->etc_min_free = 10;
     S->loony_bound = 1;
+    S->sized_proofs = 1;
     return (PyObject *)S;
 }
 
@@ -294,8 +295,12 @@ static int Core_set_etc(Core *S, PyObject *v, void *c)
     return 0;
 }
 
-static PyObject *Core_get_loony(Core *S, void *c) { return PyBool_FromLong(S->loony_bound); }
-static int Core_set_loony(Core *S, PyObject *v, void *c)
+/* A boolean setting of the core: ``off``, the offset of its int field (the getset closure). */
+static PyObject *Core_get_flag(Core *S, void *off)
+{
+    return PyBool_FromLong(*(int *)((char *)S + (size_t)off));
+}
+static int Core_set_flag(Core *S, PyObject *v, void *off)
 {
     int x = v ? PyObject_IsTrue(v) : -1;
     if (x < 0) {
@@ -303,7 +308,35 @@ static int Core_set_loony(Core *S, PyObject *v, void *c)
             PyErr_SetString(PyExc_TypeError, "cannot delete");
         return -1;
     }
-    S->loony_bound = x;
+    *(int *)((char *)S + (size_t)off) = x;
+    return 0;
+}
+
+static PyObject *Core_get_settled(Core *S, void *c)
+{
+    PyObject *t = PyTuple_New(NPHASES);
+    for (int p = 0; t && p < NPHASES; p++) {
+        PyObject *x = PyLong_FromLongLong(S->settled[p]);
+        if (!x) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, p, x);
+    }
+    return t;
+}
+static int Core_set_settled(Core *S, PyObject *v, void *c)
+{
+    if (!v || !PyTuple_Check(v) || PyTuple_GET_SIZE(v) != NPHASES) {
+        PyErr_Format(PyExc_TypeError, "settled is a tuple of %d counts", NPHASES);
+        return -1;
+    }
+    for (int p = 0; p < NPHASES; p++) {
+        long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(v, p));
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        S->settled[p] = x;
+    }
     return 0;
 }
 
@@ -399,9 +432,15 @@ static PyGetSetDef Core_getset[] = {
      "heuristic values used so far", NULL},
     {"etc_min_free", (getter)Core_get_etc, (setter)Core_set_etc,
      "enhanced transposition cutoffs at nodes with this many undrawn lines or more", NULL},
-    {"loony_bound", (getter)Core_get_loony, (setter)Core_set_loony,
+    {"loony_bound", (getter)Core_get_flag, (setter)Core_set_flag,
      "skip the loony sacrifices whose bound (gen_sacrifices) cannot reach into the window",
+     (void *)offsetof(Core, loony_bound)},
+    {"settled", (getter)Core_get_settled, (setter)Core_set_settled,
+     "the nodes each phase settled, in phases.PHASES' order (node_store: searched to the end)",
      NULL},
+    {"sized_proofs", (getter)Core_get_flag, (setter)Core_set_flag,
+     "proven entries carry the size class of their search, which replacement keeps longest",
+     (void *)offsetof(Core, sized_proofs)},
     {"spawn_nodes", (getter)Core_get_spawn_nodes, (setter)Core_set_spawn_nodes,
      "a threaded search starts its helper threads once it has searched this many nodes",
      NULL},

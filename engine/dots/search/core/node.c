@@ -61,6 +61,7 @@ typedef struct {
     int depth, gained, ndec, s, ttmove, have_raw, nm, nsafe, tried;
     int value;           /* the value after the captures, when a phase settled the node */
     int best, bestm, proven; /* node_children's result */
+    long long n0;        /* this thread's node count on entering the node */
     bb_t raw[MAXS];      /* the images of ``drawn`` (have_raw) */
     uint8_t dtake[MAXB], ddecl[MAXB]; /* the decision points (take, decline) */
     uint8_t moves[MAXL + 2];
@@ -324,7 +325,7 @@ NODE_PHASE int node_etc(Core *S, Node *N, ChildKeys *K)
             if (cd < PROVEN)
                 S->horizon++;
             int cm = N->s ? B->perm[N->s][ln] : ln;
-            tt_store(T, N->key, cd >= PROVEN ? PROVEN : depth, v, INF, cm);
+            tt_store(T, N->key, cd >= PROVEN ? cd : depth, v, INF, cm);
             N->value = v;
             return 1;
         }
@@ -405,6 +406,7 @@ NODE_STEP int child_entry_decides(Core *S, const Node *N, const Scan *sc, const 
         return 0;
     S->nodes++;
     S->tt_hits++;
+    S->settled[1]++; /* the child's node_probe, done by its parent */
     if (e->depth < PROVEN)
         S->horizon++;
     return 1;
@@ -532,6 +534,16 @@ NODE_PHASE int node_children(Core *S, Node *N, const ChildKeys *K)
     return 0;
 }
 
+/* The depth a proof of this node is stored at: PROVEN plus the bit length of the nodes its
+ * search took on this thread (sized_proofs), so that the table replaces the cheapest proofs
+ * first (table.c); else PROVEN. */
+NODE_STEP int proven_depth(const Core *S, const Node *N)
+{
+    long long n = S->nodes - N->n0;
+    return S->sized_proofs && n > 0 ? PROVEN + 64 - __builtin_clzll((unsigned long long)n)
+                                    : PROVEN;
+}
+
 /* 7. Store. */
 NODE_PHASE void node_store(Core *S, Node *N)
 {
@@ -547,7 +559,7 @@ NODE_PHASE void node_store(Core *S, Node *N)
     } else
         lo = hi = best;
     int cm = (s && bestm >= 0) ? B->perm[s][bestm] : bestm;
-    tt_store(S->T, N->key, N->proven ? PROVEN : N->depth, lo, hi, cm);
+    tt_store(S->T, N->key, N->proven ? proven_depth(S, N) : N->depth, lo, hi, cm);
 }
 
 /* The node: the phases above in order (``a``: the call). */
@@ -564,19 +576,21 @@ static int search(Core *S, const SearchCall *a)
     N.alpha = a->alpha;
     N.beta = a->beta;
     N.depth = a->depth;
+    N.n0 = n;
     if (node_captures(S, &N))
-        return N.gained + N.value;
+        return S->settled[0]++, N.gained + N.value;
     if (node_probe(S, &N, a))
-        return N.gained + N.value;
+        return S->settled[1]++, N.gained + N.value;
     if (node_leaf(S, &N))
-        return N.gained + N.value;
+        return S->settled[2]++, N.gained + N.value;
     node_generate(S, &N);
     ChildKeys K;
     if (node_etc(S, &N, &K))
-        return N.gained + N.value;
+        return S->settled[4]++, N.gained + N.value;
     if (node_children(S, &N, &K))
         return 0; /* a limit stopped the search */
     node_store(S, &N);
+    S->settled[6]++;
     return N.gained + N.best;
 }
 

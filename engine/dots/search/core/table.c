@@ -129,7 +129,8 @@ static void table_flush(Table *T)
 
 /* Replacement rule: a slot keeps its key; a new key takes the first empty slot of its window
  * of WINDOW slots; with none, it replaces the window's least valuable entry (heuristic before
- * proven, an earlier search's before this one's, shallower before deeper), except that a
+ * proven, an earlier search's before this one's, shallower before deeper; a proof's depth is
+ * PROVEN plus the size class of its subtree, node.c's proven_depth), except that a
  * heuristic entry never replaces a proven one (it is dropped instead). An existing key is
  * updated as table.TranspositionTable.store does.
  *
@@ -175,6 +176,8 @@ static void table_flush(Table *T)
                 if (ed >= PROVEN) {                                                            \
                     if (depth < PROVEN)                                                        \
                         return;                                                                \
+                    if (ed > depth)                                                            \
+                        depth = ed;                                                            \
                     if (d_lo(d) > lo)                                                          \
                         lo = d_lo(d);                                                          \
                     if (d_hi(d) < hi)                                                          \
@@ -200,7 +203,7 @@ static void table_flush(Table *T)
             uint64_t d = LOAD(&e->data);                                                       \
             int ed = d_depth(d);                                                               \
             int r = (ed >= PROVEN ? 1 << 30 : 0) + (d_gen(d) == gen ? 1 << 29 : 0) +           \
-                    (ed >= PROVEN || ed < 0 ? 0 : ed);                                         \
+                    (ed >= PROVEN ? ed - PROVEN : ed < 0 ? 0 : ed);                            \
             if (!slot || r < vr) {                                                             \
                 slot = e;                                                                      \
                 vr = r;                                                                        \
