@@ -49,6 +49,7 @@ import time
 from ...errors import SearchAborted
 from ...search import SearcherBase
 from ..chain_dp import chain_lengths, chain_lines, sacrifice_lines
+from ..chain_graph import ChainGraph
 from ..geometry import bits
 from . import compiled
 from .board import Tables
@@ -72,10 +73,13 @@ class SearchSession(SearcherBase):
     ``etc_min_free``: enhanced transposition cutoffs at nodes with this many undrawn lines or
     more. ``loony_bound`` (from ``default_loony_bound``, on; benchmarks turn it off to
     measure it): skip a loony sacrifice whose bound cannot reach into the window
-    (``Searcher.gen_sacrifices``).
+    (``Searcher.gen_sacrifices``). ``chain_graph`` (from ``default_chain_graph``): settle
+    the positions with no safe line left by the chain graph (:mod:`~..chain_graph`) in
+    ``node_leaf``.
     """
 
     default_loony_bound = True
+    default_chain_graph = True
 
     def __init__(self, t: Tables, tt, symmetry: bool, deadline: float | None,
                  max_nodes: int | None, caches: DotsCaches) -> None:
@@ -86,6 +90,7 @@ class SearchSession(SearcherBase):
         self.symmetry = uses_symmetry(t, symmetry)
         self.etc_min_free = 10
         self.loony_bound = self.default_loony_bound
+        self.chain_graph = self.default_chain_graph
 
     def close(self) -> None:
         """Drop the search function (the searcher is not used afterwards)."""
@@ -232,6 +237,7 @@ class Searcher(SearchSession):
         self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
         self.history = [0] * t.nl
         self.pruned = False
+        self.graph = ChainGraph(caches.dp)
         # search(drawn, alpha, beta, depth, vals=None, km=None) -> value
         self.search = build_node(self)
 
@@ -359,6 +365,7 @@ class CompiledSearcher(SearchSession):
     max_nodes = _InCore()
     etc_min_free = _InCore()
     loony_bound = _InCore()
+    chain_graph = _InCore()
 
     def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
                  max_nodes: int | None = None, caches: DotsCaches | None = None,
@@ -526,11 +533,12 @@ def _node_probe(s: Searcher):
 
 def _node_leaf(s: Searcher):
     """``node_leaf(drawn, depth, vals, decisions, key) -> value or None`` (a loony endgame,
-    or the horizon)."""
+    a position with no safe line, or the horizon)."""
     t = s.t
     store = s.tt.store
     evaluate = s.evaluator.evaluate
     loony_value = s.caches.dp.value
+    graph_value = s.graph.position_value
 
     def node_leaf(drawn, depth, vals, decisions, key):
         if decisions:
@@ -542,6 +550,11 @@ def _node_leaf(s: Searcher):
             v = -loony_value(tuple(chains), tuple(loops))
             store(key, PROVEN, v, v, -1)
             return v
+        if s.chain_graph:
+            v = graph_value(t, drawn, vals)
+            if v is not None:
+                store(key, PROVEN, v, v, -1)
+                return v
         if depth <= 0:
             s.horizon += 1
             return evaluate(drawn, vals)

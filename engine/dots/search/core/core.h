@@ -16,7 +16,8 @@
  *
  * The units, compiled as one translation unit by module.c (in this order): board.c (the
  * board's tables and keys), table.c (the transposition table and the memos), chain_dp.c (the
- * chains and loops of a position and the chain DP), nimstring.c (Nimstring values and
+ * chains and loops of a position and the chain DP), chain_graph.c (the chain graph: no safe
+ * line left, joints included), nimstring.c (Nimstring values and
  * control), evaluate.c (the horizon evaluations, fill and learned),
  * moves.c (forced captures, safe lines, sacrifices), node.c (the node's phases and
  * search()), threads.c (a search on several threads), module.c (the Python types' glue).
@@ -233,6 +234,8 @@ typedef struct Core {
     long long nodes, tt_hits, horizon, max_nodes;
     double deadline, c_deadline;
     int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
+    int chain_graph;   /* node_leaf solves positions with no safe line by the chain graph */
+    long long graph_calls, graph_hits, graph_solved; /* its positions, memo hits, graphs */
     long long history[MAXL];
     /* threads (see threads.c) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */

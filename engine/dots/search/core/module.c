@@ -10,6 +10,7 @@
 #include "board.c"
 #include "table.c"
 #include "chain_dp.c"
+#include "chain_graph.c"
 #include "nimstring.c"
 #include "evaluate.c"
 #include "moves.c"
@@ -112,6 +113,7 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     S->max_nodes = -1;
     S->etc_min_free = 10;
     S->loony_bound = 1;
+    S->chain_graph = 1;
     return (PyObject *)S;
 }
 
@@ -283,6 +285,9 @@ LL_GETSET(tt_hits)
 LL_GETSET(horizon)
 LL_GETSET(spawn_nodes)
 LL_GETSET(helper_nodes)
+LL_GETSET(graph_calls)
+LL_GETSET(graph_hits)
+LL_GETSET(graph_solved)
 
 static PyObject *Core_get_etc(Core *S, void *c) { return PyLong_FromLong(S->etc_min_free); }
 static int Core_set_etc(Core *S, PyObject *v, void *c)
@@ -294,18 +299,22 @@ static int Core_set_etc(Core *S, PyObject *v, void *c)
     return 0;
 }
 
-static PyObject *Core_get_loony(Core *S, void *c) { return PyBool_FromLong(S->loony_bound); }
-static int Core_set_loony(Core *S, PyObject *v, void *c)
-{
-    int x = v ? PyObject_IsTrue(v) : -1;
-    if (x < 0) {
-        if (!v)
-            PyErr_SetString(PyExc_TypeError, "cannot delete");
-        return -1;
+/* A switch of the core: get and set an int field as a bool. */
+#define FLAG_GETSET(name, field)                                                             \
+    static PyObject *Core_get_##name(Core *S, void *c) { return PyBool_FromLong(S->field); } \
+    static int Core_set_##name(Core *S, PyObject *v, void *c)                               \
+    {                                                                                        \
+        int x = v ? PyObject_IsTrue(v) : -1;                                                 \
+        if (x < 0) {                                                                         \
+            if (!v)                                                                          \
+                PyErr_SetString(PyExc_TypeError, "cannot delete");                           \
+            return -1;                                                                       \
+        }                                                                                    \
+        S->field = x;                                                                        \
+        return 0;                                                                            \
     }
-    S->loony_bound = x;
-    return 0;
-}
+FLAG_GETSET(loony, loony_bound)
+FLAG_GETSET(chain_graph, chain_graph)
 
 static PyObject *Core_get_threads(Core *S, void *c) { return PyLong_FromLong(S->threads); }
 static int Core_set_threads(Core *S, PyObject *v, void *c)
@@ -402,6 +411,15 @@ static PyGetSetDef Core_getset[] = {
     {"loony_bound", (getter)Core_get_loony, (setter)Core_set_loony,
      "skip the loony sacrifices whose bound (gen_sacrifices) cannot reach into the window",
      NULL},
+    {"chain_graph", (getter)Core_get_chain_graph, (setter)Core_set_chain_graph,
+     "settle the positions with no safe line by the chain graph (node_leaf, chain_graph.c)",
+     NULL},
+    {"graph_calls", (getter)Core_get_graph_calls, (setter)Core_set_graph_calls,
+     "positions the chain graph settled (this thread's)", NULL},
+    {"graph_hits", (getter)Core_get_graph_hits, (setter)Core_set_graph_hits,
+     "of them, those whose graph the memo held", NULL},
+    {"graph_solved", (getter)Core_get_graph_solved, (setter)Core_set_graph_solved,
+     "graphs the chain graph solved (memo misses, inner ones included)", NULL},
     {"spawn_nodes", (getter)Core_get_spawn_nodes, (setter)Core_set_spawn_nodes,
      "a threaded search starts its helper threads once it has searched this many nodes",
      NULL},

@@ -209,6 +209,12 @@ NODE_PHASE int node_leaf(Core *S, Node *N)
         N->value = v;
         return 1;
     }
+    int v;
+    if (S->chain_graph && graph_position_value(S, N->drawn, vals, &v)) {
+        tt_store(S->T, N->key, PROVEN, v, v, -1);
+        N->value = v;
+        return 1;
+    }
     if (N->depth <= 0) {
         S->horizon++;
         N->value = leaf_evaluate(S, N->drawn, vals);

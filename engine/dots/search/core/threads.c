@@ -156,6 +156,7 @@ static Core *core_helper(Core *S, int i)
     H->nsym = S->nsym;
     H->etc_min_free = S->etc_min_free;
     H->loony_bound = S->loony_bound;
+    H->chain_graph = S->chain_graph;
     H->model = S->model;
     H->has_deadline = S->has_deadline;
     H->c_deadline = S->c_deadline;
