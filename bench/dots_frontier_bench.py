@@ -10,9 +10,15 @@ says so), so a median or maximum with a ``>`` is a lower bound.
 
     python bench/dots_frontier_bench.py --sets 5x5-44,4x5-42 --positions 8 --cap 60
 
-``--compare loony_bound`` measures one of the search's prunings instead: every position is
-solved with it off (the baseline) and on, in the same run, on ``--threads``' first count (1
-gives node counts that do not vary), and the nodes and times are set side by side.
+``--compare loony_bound`` (or ``chain_graph``) measures one of the search's prunings instead:
+every position is solved with it off (the baseline) and on, in the same run, on
+``--threads``' first count (1 gives node counts that do not vary), and the nodes and times
+(wall and CPU: the CPU time is the steadier on a shared host) are set side by side, with, per
+set, the nodes by what settled them (the core's ``settled``) and, for ``chain_graph``, how
+often the chain graph settled a node and how often its memo held the graph already.
+
+    python bench/dots_frontier_bench.py --compare chain_graph --sets 4x5-40 --threads 1 \
+        --positions 8 --cap 600 --cap-nodes 30000000 --table-gb 0.5
 """
 
 from __future__ import annotations
@@ -30,12 +36,13 @@ from dots_solve_bench import say, table
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots.positions import biased_play, safe_play
 from boxfish.engine.dots.search.board import tables
+from boxfish.engine.dots.search import driver
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.driver import analyse_position
-from boxfish.engine.dots.search.node import SearchSession
+from boxfish.engine.dots.search.node import CompiledSearcher, SearchSession
 
 #: the prunings ``--compare`` can turn off: name -> the SearchSession attribute of its default
-PRUNINGS = {"loony_bound": "default_loony_bound"}
+PRUNINGS = {"loony_bound": "default_loony_bound", "chain_graph": "default_chain_graph"}
 
 GiB = 1 << 30
 
@@ -52,6 +59,16 @@ def positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
     return out
 
 
+class _Recorded(CompiledSearcher):
+    """The driver's searcher, remembered (``last``) for its core's counters."""
+
+    last = None
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        _Recorded.last = self
+
+
 def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float,
           cap_nodes: int | None = None):
     caches = DotsCaches(tables(w, h), table_bytes=int(table_gb * GiB))
@@ -61,6 +78,22 @@ def solve(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float,
                          multipv=1, solve=True, start=start, caches=caches, core="c",
                          threads=threads)
     return a.exact, time.perf_counter() - start, a.nodes, a.value
+
+
+def solve_counted(w: int, h: int, drawn: int, cap: float, threads: int, table_gb: float,
+                  cap_nodes: int | None = None):
+    """:func:`solve`, and the CPU seconds and the main thread's core counters: ``settled``
+    and the chain graph's ``calls``, ``hits``, ``solved``."""
+    driver.CompiledSearcher = _Recorded
+    cpu = time.process_time()
+    try:
+        out = solve(w, h, drawn, cap, threads, table_gb, cap_nodes)
+    finally:
+        driver.CompiledSearcher = CompiledSearcher
+    core = _Recorded.last.core
+    counts = dict(core.settled, calls=core.graph_calls, hits=core.graph_hits,
+                  solved=core.graph_solved)
+    return (*out, time.process_time() - cpu, counts)
 
 
 def main() -> int:
@@ -110,37 +143,62 @@ def main() -> int:
 
 def compare(args) -> int:
     attr = PRUNINGS[args.compare]
+    default = getattr(SearchSession, attr)
     threads = int(args.threads.split(",")[0])
-    rows, tot = [], {False: [0.0, 0], True: [0.0, 0]}
+    rows, tot = [], {False: [0.0, 0, 0.0], True: [0.0, 0, 0.0]}
     for name in args.sets.split(","):
         size, undrawn = name.split("-")
         w, h = (int(x) for x in size.split("x"))
+        counts = {False: {}, True: {}}
         for i, drawn in enumerate(positions(w, h, int(undrawn), args.positions, args.seed)):
             got = {}
             for on in (False, True):
                 setattr(SearchSession, attr, on)
                 try:
-                    got[on] = solve(w, h, drawn, args.cap, threads, args.table_gb,
-                                    args.cap_nodes)
+                    got[on] = solve_counted(w, h, drawn, args.cap, threads, args.table_gb,
+                                            args.cap_nodes)
                 finally:
-                    setattr(SearchSession, attr, True)
-            (ex0, s0, n0, v0), (ex1, s1, n1, v1) = got[False], got[True]
+                    setattr(SearchSession, attr, default)
+                for k, v in got[on][5].items():
+                    counts[on][k] = counts[on].get(k, 0) + v
+            (ex0, s0, n0, v0, c0, _), (ex1, s1, n1, v1, c1, k1) = got[False], got[True]
             if ex0 and ex1 and v0 != v1:
                 raise SystemExit(f"{name} #{i}: the values differ ({v0} without, {v1} with)")
             for on in (False, True):
                 tot[on][0] += got[on][1]
                 tot[on][1] += got[on][2]
+                tot[on][2] += got[on][4]
             rows.append([name, i, f"{v1:+d}" if ex1 else "unsolved",
-                         f"{s0:.1f}" + ("" if ex0 else " (cap)"), f"{n0:,}",
-                         f"{s1:.1f}" + ("" if ex1 else " (cap)"), f"{n1:,}", f"{n1 / n0:.3f}"])
+                         f"{s0:.1f}" + ("" if ex0 else " (cap)"), f"{c0:.1f}", f"{n0:,}",
+                         f"{s1:.1f}" + ("" if ex1 else " (cap)"), f"{c1:.1f}", f"{n1:,}",
+                         f"{n1 / n0:.3f}", f"{c1 / c0:.3f}"])
             say(f"  {' '.join(str(x) for x in rows[-1])}")
-    say(f"\n{args.compare} off, then on; {threads} thread(s), cap {args.cap:.0f} s, "
+        settled_table(name, args.compare, counts)
+    say(f"\n{args.compare} off, then on; {threads} thread(s), cap {args.cap:.0f} s"
+        f"{'' if args.cap_nodes is None else f' / {args.cap_nodes:,} nodes'}, "
         f"seed {args.seed}:")
-    table(["set", "#", "value", "off s", "off nodes", "on s", "on nodes", "nodes on/off"], rows)
-    (t0, n0), (t1, n1) = tot[False], tot[True]
-    say(f"Total: off {t0:.1f} s, {n0:,} nodes; on {t1:.1f} s, {n1:,} nodes; "
-        f"nodes x{n1 / n0:.3f}, time x{t1 / t0:.3f}")
+    table(["set", "#", "value", "off s", "off cpu s", "off nodes", "on s", "on cpu s",
+           "on nodes", "nodes on/off", "cpu on/off"], rows)
+    (t0, n0, c0), (t1, n1, c1) = tot[False], tot[True]
+    say(f"Total: off {t0:.1f} s ({c0:.1f} s CPU), {n0:,} nodes; on {t1:.1f} s ({c1:.1f} s "
+        f"CPU), {n1:,} nodes; nodes x{n1 / n0:.3f}, time x{t1 / t0:.3f}, CPU x{c1 / c0:.3f}")
     return 0
+
+
+def settled_table(name: str, what: str, counts: dict) -> None:
+    """The nodes of a set by what settled them, off and on; the chain graph's rates."""
+    keys = [k for k in counts[False] if k not in ("calls", "hits", "solved")]
+    rows = [[k, f"{counts[False][k]:,}", f"{counts[True][k]:,}"] for k in keys]
+    say(f"\n{name}: nodes by what settled them, {what} off and on")
+    table(["settled by", "off", "on"], rows)
+    on = counts[True]
+    leaves = sum(on[k] for k in keys) - on["node_children"]
+    if on["calls"]:
+        say(f"{name}: the chain graph settled {on['chain_graph']:,} nodes, "
+            f"{on['chain_graph'] / max(1, leaves):.1%} of the leaves (nodes settled without "
+            f"children), {on['chain_graph'] / max(1, leaves + on['node_children']):.1%} of "
+            f"all; its memo held {on['hits'] / on['calls']:.1%} of their graphs; "
+            f"{on['solved']:,} graphs solved\n")
 
 
 if __name__ == "__main__":

@@ -266,24 +266,18 @@ static int graph_f(Memos *M, const Graph *g, long long *solved)
     return best;
 }
 
-/* ChainGraph.position_value: 1 and the value for the player to move in *value when the
- * position (no box to take: the node's captures are done) has no safe line, a joint, at most
+/* ChainGraph.position_value of a position with no safe line and no box to take (the caller
+ * checks both): 1 and the value for the player to move in *value when it has a joint, at most
  * GRAPH_JOINTS joints and GRAPH_PARTS chains and loops; else 0. Counts the calls, memo hits
  * and graphs solved in S. */
 static int graph_position_value(Core *S, bb_t drawn, const uint8_t *vals, int *value)
 {
     const Board *B = S->B;
     uint8_t label[MAXB];
-    bb_t unsafe = 0;
     int k = 0;
-    for (int b = 0; b < B->nb; b++) {
-        label[b] = 0;
-        if (vals[b] == 2)
-            unsafe |= B->box_mask[b];
-        else if (vals[b] < 2)
-            label[b] = (uint8_t)++k;
-    }
-    if (!k || k > GRAPH_JOINTS || (B->full & ~drawn & ~unsafe))
+    for (int b = 0; b < B->nb; b++)
+        label[b] = vals[b] < 2 ? (uint8_t)++k : 0;
+    if (!k || k > GRAPH_JOINTS)
         return 0;
     Graph g;
     g.ne = g.nl = 0;

@@ -221,6 +221,11 @@ typedef struct {
 
 /* -------------------------------------------------------------------------------- Core */
 
+/* What settled a node (Core.settled, a diagnostic; the names: node.c's SETTLED): a phase, the
+ * three ways of node_leaf apart, or the parent, which read the child's entry. */
+enum { SET_CAPTURES, SET_PROBE, SET_CHAIN_DP, SET_GRAPH, SET_HORIZON, SET_ETC, SET_SEARCHED,
+       SET_READ, NSETTLED };
+
 /* The most threads one search runs (the main one and its helpers). */
 #define MAX_THREADS 64
 
@@ -236,6 +241,7 @@ typedef struct Core {
     int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
     int chain_graph;   /* node_leaf solves positions with no safe line by the chain graph */
     long long graph_calls, graph_hits, graph_solved; /* its positions, memo hits, graphs */
+    long long settled[NSETTLED]; /* this thread's nodes by what settled them (SETTLED) */
     long long history[MAXL];
     /* threads (see threads.c) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */

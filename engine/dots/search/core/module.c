@@ -399,6 +399,21 @@ static int Core_set_model(Core *S, PyObject *v, void *c)
     return 0;
 }
 
+static PyObject *Core_get_settled(Core *S, void *c)
+{
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < NSETTLED; i++) {
+        PyObject *v = PyLong_FromLongLong(S->settled[i]);
+        if (!v || PyDict_SetItemString(d, SETTLED[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
 static PyGetSetDef Core_getset[] = {
     {"model", (getter)Core_get_model, (setter)Core_set_model,
      "the learned evaluation's Model, or None: the fill evaluation", NULL},
@@ -414,6 +429,10 @@ static PyGetSetDef Core_getset[] = {
     {"chain_graph", (getter)Core_get_chain_graph, (setter)Core_set_chain_graph,
      "settle the positions with no safe line by the chain graph (node_leaf, chain_graph.c)",
      NULL},
+    {"settled", (getter)Core_get_settled, NULL,
+     "this thread's nodes by what settled them: a phase (node_leaf's three ways apart: "
+     "chain_dp, chain_graph, horizon; node_children: searched) or the parent, which read "
+     "the child's entry (parent_read)", NULL},
     {"graph_calls", (getter)Core_get_graph_calls, (setter)Core_set_graph_calls,
      "positions the chain graph settled (this thread's)", NULL},
     {"graph_hits", (getter)Core_get_graph_hits, (setter)Core_set_graph_hits,
