@@ -106,28 +106,31 @@ static uint64_t sorted_hash(uint64_t *x, int n, uint64_t h)
  * tied ones tried in every order up to GRAPH_PERM_CAP orders; the edges rewritten, sorted. */
 static void graph_relabel(Graph *g, int nv)
 {
-    int deg[2 * GRAPH_PARTS + 1];
-    graph_degrees(g, deg, nv);
-    uint64_t s0[2 * GRAPH_PARTS + 1], s1[2 * GRAPH_PARTS + 1], tmp[2 * GRAPH_PARTS];
-    for (int r = 0; r < 2; r++)
-        for (int j = 1; j < nv; j++) {
-            int k = 0;
-            for (int i = 0; i < g->ne; i++)
-                for (int e = 0; e < 2; e++) {
-                    int u = e ? g->b[i] : g->a[i], v = e ? g->a[i] : g->b[i];
-                    if (u != j)
-                        continue;
-                    if (r == 0)
-                        tmp[k++] = (uint64_t)g->n[i] << 8 | (v == 0 ? 0 : v == j ? 1 : 2);
-                    else if (v != j)
-                        tmp[k++] = mix64((uint64_t)g->n[i] << 8 ^ (v ? s0[v] : 0));
-                }
-            if (r == 0)
-                s0[j] = sorted_hash(tmp, k, 1);
-            else
-                s1[j] = sorted_hash(tmp, k, s0[j]);
+    /* each joint's chains (a joint is a box: four at most): length, vertex at the other end */
+    int deg[GRAPH_JOINTS + 1] = {0};
+    uint8_t len[GRAPH_JOINTS + 1][4], to[GRAPH_JOINTS + 1][4];
+    for (int i = 0; i < g->ne; i++)
+        for (int e = 0; e < 2; e++) {
+            int u = e ? g->b[i] : g->a[i];
+            if (u) {
+                len[u][deg[u]] = g->n[i];
+                to[u][deg[u]++] = e ? g->a[i] : g->b[i];
+            }
         }
-    uint8_t order[2 * GRAPH_PARTS + 1]; /* joints by (invariant, label) */
+    uint64_t s0[GRAPH_JOINTS + 1], s1[GRAPH_JOINTS + 1], tmp[4];
+    for (int j = 1; j < nv; j++) {
+        for (int d = 0; d < deg[j]; d++)
+            tmp[d] = (uint64_t)len[j][d] << 8 | (to[j][d] == 0 ? 0 : to[j][d] == j ? 1 : 2);
+        s0[j] = sorted_hash(tmp, deg[j], 1);
+    }
+    for (int j = 1; j < nv; j++) {
+        int k = 0;
+        for (int d = 0; d < deg[j]; d++)
+            if (to[j][d] != j)
+                tmp[k++] = mix64((uint64_t)len[j][d] << 8 ^ (to[j][d] ? s0[to[j][d]] : 0));
+        s1[j] = sorted_hash(tmp, k, s0[j]);
+    }
+    uint8_t order[GRAPH_JOINTS + 1]; /* joints by (invariant, label) */
     int k = 0;
     for (int j = 1; j < nv; j++)
         if (deg[j]) {
@@ -138,7 +141,7 @@ static void graph_relabel(Graph *g, int nv)
             }
             order[i] = (uint8_t)j;
         }
-    int gstart[2 * GRAPH_PARTS + 1], ng = 0, tries = 1;
+    int gstart[GRAPH_JOINTS + 2], ng = 0, tries = 1;
     for (int i = 0; i < k; i++) {
         if (!i || s1[order[i]] != s1[order[i - 1]])
             gstart[ng++] = i;
@@ -147,7 +150,7 @@ static void graph_relabel(Graph *g, int nv)
     }
     gstart[ng] = k;
     uint16_t best[GRAPH_PARTS], w[GRAPH_PARTS];
-    uint8_t label[2 * GRAPH_PARTS + 1] = {0};
+    uint8_t label[GRAPH_JOINTS + 1] = {0};
     for (int first = 1;; first = 0) {
         for (int i = 0; i < k; i++)
             label[order[i]] = (uint8_t)(i + 1);
@@ -172,7 +175,7 @@ static void graph_relabel(Graph *g, int nv)
 /* chain_graph.normal_form of a graph whose joints are labelled below ``nv``. */
 static void graph_normal(Graph *g, int nv)
 {
-    int deg[2 * GRAPH_PARTS + 1];
+    int deg[GRAPH_JOINTS + 1];
     for (;;) {
         graph_degrees(g, deg, nv);
         int j = 1;
