@@ -35,8 +35,7 @@ from __future__ import annotations
 from itertools import permutations, product
 from math import factorial
 
-from .chain_dp import LoonyDP
-from .chains import walk
+from .chain_dp import LoonyDP, chain_lines
 
 #: The most orders of tied joints tried for the canonical form (past it the joints keep their
 #: order among equals: a key still only of that graph, only less often shared).
@@ -52,7 +51,7 @@ def position_graph(t, drawn: int, vals: list[int]):
     for any other. ``edges``: ``(a, b, n)`` per chain, ``a <= b`` its end vertices (0: the
     ground; joints numbered from 1 in box order), ``n`` its boxes; ``loops``: the lengths of
     the independent loops."""
-    box_mask, other = t.box_mask, t.other
+    box_mask = t.box_mask
     unsafe = 0
     joint = {}
     b = 0
@@ -67,22 +66,15 @@ def position_graph(t, drawn: int, vals: list[int]):
     if not joint or t.full & ~drawn & ~unsafe:
         return None
     edges, loops = [], []
-    seen = 0
-    for b0, v in enumerate(vals):
-        if v != 2 or seen >> b0 & 1:
+    line_boxes = t.line_boxes
+    for is_loop, n, lines, _ind in chain_lines(t, drawn, vals):
+        if is_loop:
+            loops.append(n)
             continue
-        free = box_mask[b0] & ~drawn
-        la = free & -free
-        n, end_a, _l, boxes = walk(box_mask, other, drawn, vals, b0, la.bit_length() - 1)
-        if end_a == b0:
-            loops.append(n + 1)
-        else:
-            m, end_b, _l, more = walk(box_mask, other, drawn, vals, b0,
-                                      (free ^ la).bit_length() - 1)
-            boxes |= more
-            a, c = joint.get(end_a, 0), joint.get(end_b, 0)
-            edges.append((min(a, c), max(a, c), n + m + 1))
-        seen |= boxes
+        # past each end line: a joint, or the border
+        a, c = (next((joint[x] for x in line_boxes[ln] if x in joint), 0)
+                for ln in (lines[0], lines[-1]))
+        edges.append((min(a, c), max(a, c), n))
     return edges, loops
 
 

@@ -84,18 +84,21 @@ static int loony_value(Memos *M, const uint8_t *ch, int nc, const uint8_t *lp, i
     return best;
 }
 
-static void sort_u8(uint8_t *a, int n)
-{
-    for (int i = 1; i < n; i++) {
-        uint8_t x = a[i];
-        int j = i - 1;
-        while (j >= 0 && a[j] > x) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = x;
+/* ``name(a, n)``: sorts n values of type T ascending (insertion: the arrays are short). */
+#define DEFINE_SORT(name, T)                                                                 \
+    static void name(T *a, int n)                                                            \
+    {                                                                                        \
+        for (int i = 1; i < n; i++) {                                                        \
+            T x = a[i];                                                                      \
+            int j = i - 1;                                                                   \
+            while (j >= 0 && a[j] > x) {                                                     \
+                a[j + 1] = a[j];                                                             \
+                j--;                                                                         \
+            }                                                                                \
+            a[j + 1] = x;                                                                    \
+        }                                                                                    \
     }
-}
+DEFINE_SORT(sort_u8, uint8_t)
 
 /* A chain or a loop: the boxes of valence 2 that one of them reaches through undrawn lines. */
 typedef struct {

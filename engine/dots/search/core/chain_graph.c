@@ -41,6 +41,9 @@ static void graph_add_edge(Graph *g, int x, int y, int n)
     g->n[g->ne++] = (uint8_t)n;
 }
 
+DEFINE_SORT(sort_u16, uint16_t)
+DEFINE_SORT(sort_u64, uint64_t)
+
 /* The sorted 16-bit words (joint a, joint b, length) of the edges under ``label``. */
 static void graph_words(const Graph *g, const uint8_t *label, uint16_t *w)
 {
@@ -48,15 +51,7 @@ static void graph_words(const Graph *g, const uint8_t *label, uint16_t *w)
         int x = label[g->a[i]], y = label[g->b[i]];
         w[i] = (uint16_t)(((x < y ? x : y) << 12) | ((x < y ? y : x) << 8) | g->n[i]);
     }
-    for (int i = 1; i < g->ne; i++) { /* insertion sort */
-        uint16_t x = w[i];
-        int j = i - 1;
-        while (j >= 0 && w[j] > x) {
-            w[j + 1] = w[j];
-            j--;
-        }
-        w[j + 1] = x;
-    }
+    sort_u16(w, g->ne);
 }
 
 static int next_permutation(uint8_t *p, int n)
@@ -86,17 +81,10 @@ static int next_permutation(uint8_t *p, int n)
     return 1;
 }
 
+/* A hash of the multiset of ``x`` (sorted here) and ``h``. */
 static uint64_t sorted_hash(uint64_t *x, int n, uint64_t h)
 {
-    for (int i = 1; i < n; i++) {
-        uint64_t v = x[i];
-        int j = i - 1;
-        while (j >= 0 && x[j] > v) {
-            x[j + 1] = x[j];
-            j--;
-        }
-        x[j + 1] = v;
-    }
+    sort_u64(x, n);
     for (int i = 0; i < n; i++)
         h = mix64(h ^ x[i]) + 0x9E3779B97F4A7C15ULL;
     return h;
