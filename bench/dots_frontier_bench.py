@@ -35,8 +35,8 @@ from dots_solve_bench import say, table
 
 from boxfish.engine.analysis import Limit
 from boxfish.engine.dots.positions import biased_play, safe_play
-from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search import driver
+from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.driver import analyse_position
 from boxfish.engine.dots.search.node import CompiledSearcher, SearchSession

@@ -17,7 +17,8 @@ What makes it fast and still exact:
   decision points at once, one is taken before a decline is considered. Leaving capturable
   boxes while moving elsewhere is dominated and never tried.
 * Exact loony endgames: when no box can be taken and every box left has valence 2, the value
-  comes from the chain DP (``chain_dp``) instead of search.
+  comes from the chain DP (``chain_dp``) instead of search; when no safe line is left but
+  chains still meet at joints, from the chain graph (``chain_graph``).
 * Equivalent sacrifices: one line per chain or loop (the middle line of a 2-chain, which
   cannot be declined; any line of a longer chain, also one that ends at a joint, as every line
   leaves the taker the same two choices), and one chain or loop per kind and length among the
