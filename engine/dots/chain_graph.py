@@ -21,7 +21,9 @@ declines the last two boxes (four of a loop), as in the chain DP:
   the first case);
 
 and a joint left with two lines becomes a box of a chain: its two chains merge (into a loop
-when they were one chain from it back to it). ``f(G)`` (what the player not to move nets) is
+when they were one chain from it back to it). These are the choices the search's capture
+rules leave (``Searcher.capture_phase``: every other capture is forced, and a chain of three
+boxes or more can be declined wherever it is opened). ``f(G)`` (what the player not to move nets) is
 the minimum over the moves; once no joint is left, the chain DP's ``f``. The graphs are
 memoised under a canonical form (the joints renumbered by their invariants, ties tried in
 every order up to ``PERM_CAP`` orders), in the chain DP's memo (:class:`~chain_dp.LoonyDP`,
@@ -216,8 +218,3 @@ class ChainGraph:
         memo[key] = best
         return best
 
-
-def graph_endgame_value(t, drawn: int, vals: list[int],
-                        dp: LoonyDP | None = None) -> int | None:
-    """:meth:`ChainGraph.position_value` with a solver of its own (one call)."""
-    return ChainGraph(dp).position_value(t, drawn, vals)
