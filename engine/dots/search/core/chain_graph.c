@@ -4,9 +4,8 @@
  * under keys that start with a byte no chain DP key starts with. */
 #include "core.h"
 
-#define GRAPH_PARTS 24  /* chain_graph.MAX_PARTS: edges and loops */
+#define GRAPH_PARTS 20  /* chain_graph.MAX_PARTS: edges and loops */
 #define GRAPH_JOINTS 15 /* chain_graph.MAX_JOINTS: a key holds a joint in 4 bits */
-#define GRAPH_PERM_CAP 24
 #define GRAPH_KEY 0xFF  /* a chain DP key starts with a chain's length (< 64) or 0 */
 
 /* A graph: ``ne`` chains from joint a[i] to b[i] (a <= b; 0: the ground) of n[i] boxes, and
@@ -54,33 +53,6 @@ static void graph_words(const Graph *g, const uint8_t *label, uint16_t *w)
     sort_u16(w, g->ne);
 }
 
-static int next_permutation(uint8_t *p, int n)
-{
-    int i = n - 2;
-    while (i >= 0 && p[i] >= p[i + 1])
-        i--;
-    if (i < 0) {
-        for (int l = 0, r = n - 1; l < r; l++, r--) { /* back to the first order */
-            uint8_t t = p[l];
-            p[l] = p[r];
-            p[r] = t;
-        }
-        return 0;
-    }
-    int j = n - 1;
-    while (p[j] <= p[i])
-        j--;
-    uint8_t t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-    for (int l = i + 1, r = n - 1; l < r; l++, r--) {
-        t = p[l];
-        p[l] = p[r];
-        p[r] = t;
-    }
-    return 1;
-}
-
 /* A hash of the multiset of ``x`` (sorted here) and ``h``. */
 static uint64_t sorted_hash(uint64_t *x, int n, uint64_t h)
 {
@@ -91,7 +63,7 @@ static uint64_t sorted_hash(uint64_t *x, int n, uint64_t h)
 }
 
 /* chain_graph._relabel: joints (labels 1..nv-1) renumbered by their invariants (hashed here),
- * tied ones tried in every order up to GRAPH_PERM_CAP orders; the edges rewritten, sorted. */
+ * tied ones in their order; the edges rewritten, sorted. */
 static void graph_relabel(Graph *g, int nv)
 {
     /* each joint's chains (a joint is a box: four at most): length, vertex at the other end */
@@ -129,30 +101,11 @@ static void graph_relabel(Graph *g, int nv)
             }
             order[i] = (uint8_t)j;
         }
-    int gstart[GRAPH_JOINTS + 2], ng = 0, tries = 1;
-    for (int i = 0; i < k; i++) {
-        if (!i || s1[order[i]] != s1[order[i - 1]])
-            gstart[ng++] = i;
-        else if ((tries *= i - gstart[ng - 1] + 1) > GRAPH_PERM_CAP)
-            tries = GRAPH_PERM_CAP + 1;
-    }
-    gstart[ng] = k;
-    uint16_t best[GRAPH_PARTS], w[GRAPH_PARTS];
+    uint16_t best[GRAPH_PARTS];
     uint8_t label[GRAPH_JOINTS + 1] = {0};
-    for (int first = 1;; first = 0) {
-        for (int i = 0; i < k; i++)
-            label[order[i]] = (uint8_t)(i + 1);
-        graph_words(g, label, w);
-        if (first || memcmp(w, best, g->ne * sizeof(uint16_t)) < 0)
-            memcpy(best, w, g->ne * sizeof(uint16_t));
-        if (tries > GRAPH_PERM_CAP)
-            break;
-        int gi = 0; /* the next order: an odometer of the groups' permutations */
-        while (gi < ng && !next_permutation(order + gstart[gi], gstart[gi + 1] - gstart[gi]))
-            gi++;
-        if (gi == ng)
-            break;
-    }
+    for (int i = 0; i < k; i++)
+        label[order[i]] = (uint8_t)(i + 1);
+    graph_words(g, label, best);
     for (int i = 0; i < g->ne; i++) {
         g->a[i] = (uint8_t)(best[i] >> 12);
         g->b[i] = (uint8_t)(best[i] >> 8 & 15);
