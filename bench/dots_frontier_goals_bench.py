@@ -16,8 +16,10 @@ Rows (``--rows``, a comma list):
   how many are solved within the cap, and the median seconds (unsolved: the cap).
 
 Every solve starts from an empty table of ``--table-gb`` GiB. ``--out FILE`` keeps each
-measurement as a JSON line and skips those already there, so a stopped run resumes. No time
-is asserted: the script only prints figures.
+measurement as a JSON line and skips those already there, so a stopped run resumes (and
+``--baseline-only`` measures the baseline ahead of the current engine). Positions alternate
+between the engines, so both see the same load. No time is asserted: the script only prints
+figures.
 
     python bench/dots_frontier_goals_bench.py --baseline 594ee94 --out goals.jsonl
 """
@@ -133,8 +135,10 @@ def main() -> int:
     ap.add_argument("--cap-4x4", type=float, default=300.0)
     ap.add_argument("--playouts", type=int, default=3)
     ap.add_argument("--out", metavar="FILE")
+    ap.add_argument("--baseline-only", action="store_true",
+                    help="measure the baseline only (its figures kept in --out for a later run)")
     args = ap.parse_args()
-    engines = [Engine("current", current_driver)]
+    engines = [] if args.baseline_only else [Engine("current", current_driver)]
     if args.baseline:
         tmp = Path(tempfile.mkdtemp(prefix="boxfish-baseline-"))
         engines.insert(0, Engine(f"baseline {args.baseline}", load_baseline(args.baseline, tmp)))

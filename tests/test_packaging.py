@@ -104,7 +104,7 @@ def test_the_install_builds_the_compiled_core(installed):
     assert proc.returncode == 0, proc.stderr
     core_file, ran = proc.stdout.strip().split("\n")
     assert Path(core_file).is_relative_to(installed / "boxfish" / "engine" / "dots")
-    assert ran == "c -3 81102"
+    assert ran == "c -3 79634"
 
 
 def test_the_client_imports_nothing_of_the_service(installed):

@@ -4,9 +4,9 @@ and its budget (the one statement of it).
 A :class:`DotsCaches` holds, for one board size: the transposition table (``tt``), the horizon
 evaluation with its memos (``evaluator``: leaf values and the values of the positions its
 fills end in; ``learned_evaluator()``: the learned evaluation's leaf values) and the chain DP's
-memo (``dp``, shared by the evaluation and the search's exact
-loony endgames); the compiled core (:mod:`compiled`) keeps its own table and memos in one
-object (``compiled``), made on its first search. Every one of them is bounded, and
+memo (``dp``, shared by the evaluation and the search's exact loony endgames; it holds the
+chain graph's values too); the compiled core (:mod:`compiled`) keeps its own table and memos
+in one object (``compiled``), made on its first search. Every one of them is bounded, and
 ``clear()`` empties them all. A new member (another table, say) is added here, to
 ``clear()``, ``bounds()`` and ``sizes()``.
 

@@ -55,7 +55,8 @@ MAX_LINES = 128
 MAX_BOXES = 64
 #: The most threads one search of the compiled core runs.
 MAX_THREADS = 64
-#: A compiled table's memos, in ``memo_entries``: three (horizon values, fill ends, chain DP)
+#: A compiled table's memos, in ``memo_entries``: three (horizon values, fill ends, chain DP
+#: and chain graph)
 #: and the Nimstring memo's ``NIM_SLOTS_PER_SLOT`` (core.h).
 NIM_SLOTS_PER_SLOT = 4
 MEMO_SHARES = 3 + NIM_SLOTS_PER_SLOT

@@ -17,7 +17,8 @@ What makes it fast and still exact:
   decision points at once, one is taken before a decline is considered. Leaving capturable
   boxes while moving elsewhere is dominated and never tried.
 * Exact loony endgames: when no box can be taken and every box left has valence 2, the value
-  comes from the chain DP (``chain_dp``) instead of search.
+  comes from the chain DP (``chain_dp``) instead of search; when no safe line is left but
+  chains still meet at joints, from the chain graph (``chain_graph``).
 * Equivalent sacrifices: one line per chain or loop (the middle line of a 2-chain, which
   cannot be declined; any line of a longer chain, also one that ends at a joint, as every line
   leaves the taker the same two choices), and one chain or loop per kind and length among the
@@ -49,6 +50,7 @@ import time
 from ...errors import SearchAborted
 from ...search import SearcherBase
 from ..chain_dp import chain_lengths, chain_lines, sacrifice_lines
+from ..chain_graph import ChainGraph
 from ..geometry import bits
 from . import compiled
 from .board import Tables
@@ -72,12 +74,15 @@ class SearchSession(SearcherBase):
     ``etc_min_free``: enhanced transposition cutoffs at nodes with this many undrawn lines or
     more. ``loony_bound`` (from ``default_loony_bound``, on; benchmarks turn it off to
     measure it): skip a loony sacrifice whose bound cannot reach into the window
-    (``Searcher.gen_sacrifices``). ``sized_proofs`` (from ``default_sized_proofs``, on): the
-    compiled core stores a proof at ``PROVEN`` plus the bit length of its subtree's nodes, and
-    its table replaces the smallest proofs first; the Python search stores ``PROVEN``.
+    (``Searcher.gen_sacrifices``). ``chain_graph`` (from ``default_chain_graph``): settle
+    the positions with no safe line left by the chain graph (:mod:`~..chain_graph`) in
+    ``node_leaf``. ``sized_proofs`` (from ``default_sized_proofs``, on): the compiled core
+    stores a proof at ``PROVEN`` plus the bit length of its subtree's nodes, and its table
+    replaces the smallest proofs first; the Python search stores ``PROVEN``.
     """
 
     default_loony_bound = True
+    default_chain_graph = True
     default_sized_proofs = True
 
     def __init__(self, t: Tables, tt, symmetry: bool, deadline: float | None,
@@ -89,7 +94,7 @@ class SearchSession(SearcherBase):
         self.symmetry = uses_symmetry(t, symmetry)
         self.etc_min_free = 10
         self.loony_bound = self.default_loony_bound
-        self.sized_proofs = self.default_sized_proofs
+        self.chain_graph = self.default_chain_graph
 
     def close(self) -> None:
         """Drop the search function (the searcher is not used afterwards)."""
@@ -236,6 +241,7 @@ class Searcher(SearchSession):
         self.handed_keys: list[tuple[int, dict]] | None = [] if record_keys else None
         self.history = [0] * t.nl
         self.pruned = False
+        self.graph = ChainGraph(caches.dp)
         # search(drawn, alpha, beta, depth, vals=None, km=None) -> value
         self.search = build_node(self)
 
@@ -363,6 +369,7 @@ class CompiledSearcher(SearchSession):
     max_nodes = _InCore()
     etc_min_free = _InCore()
     loony_bound = _InCore()
+    chain_graph = _InCore()
     sized_proofs = _InCore()
 
     def __init__(self, t: Tables, symmetry: bool = True, deadline: float | None = None,
@@ -531,11 +538,12 @@ def _node_probe(s: Searcher):
 
 def _node_leaf(s: Searcher):
     """``node_leaf(drawn, depth, vals, decisions, key) -> value or None`` (a loony endgame,
-    or the horizon)."""
+    a position with no safe line, or the horizon)."""
     t = s.t
     store = s.tt.store
     evaluate = s.evaluator.evaluate
     loony_value = s.caches.dp.value
+    graph_value = s.graph.position_value
 
     def node_leaf(drawn, depth, vals, decisions, key):
         if decisions:
@@ -547,6 +555,11 @@ def _node_leaf(s: Searcher):
             v = -loony_value(tuple(chains), tuple(loops))
             store(key, PROVEN, v, v, -1)
             return v
+        if s.chain_graph:
+            v = graph_value(t, drawn, vals)
+            if v is not None:
+                store(key, PROVEN, v, v, -1)
+                return v
         if depth <= 0:
             s.horizon += 1
             return evaluate(drawn, vals)

@@ -15,7 +15,8 @@ them.
     decides the window; else gives the TT move (in a proof only a proven entry's).
 ``node_leaf``
     without decision points: settles the node by the chain DP when every box left has valence
-    2 (stored as proven), or at depth 0 by the evaluation (a horizon value).
+    2, else by the chain graph (``chain_graph``) when no safe line is left (both stored as
+    proven), or at depth 0 by the evaluation (a horizon value).
 ``node_generate``
     the moves to search, in order: the decision points' replies (take, and decline when there
     is one), or the safe lines best first (``gen_safe``); the TT move first (an unsafe one

@@ -26,6 +26,24 @@ static LoonyMemo *loony_slot(Memos *M, const uint8_t *key, int klen)
     return NULL;
 }
 
+/* Stores ``value`` under ``key`` (emptying the memo first when 3/4 full). */
+static void loony_put(Memos *M, const uint8_t *key, int klen, int value)
+{
+    if (M->loony_used + 1 > M->slots * 3 / 4) {
+        memset(M->loony, 0, M->slots * sizeof(LoonyMemo));
+        M->loony_used = 0;
+    }
+    /* probed again: a recursion since the caller's probe may have filled its slot */
+    LoonyMemo *slot = loony_slot(M, key, klen);
+    if (!slot || slot->used) /* (a table of one or two slots is kept empty) */
+        return;
+    slot->used = 1;
+    slot->len = (uint8_t)klen;
+    memcpy(slot->key, key, klen);
+    slot->value = value;
+    M->loony_used++;
+}
+
 /* f(G) of chain_dp.loony_value: chains and loops sorted ascending. */
 static int loony_value(Memos *M, const uint8_t *ch, int nc, const uint8_t *lp, int nlp)
 {
@@ -61,36 +79,26 @@ static int loony_value(Memos *M, const uint8_t *ch, int nc, const uint8_t *lp, i
                 best = v;
         }
     }
-    if (memo) {
-        if (M->loony_used + 1 > M->slots * 3 / 4) {
-            memset(M->loony, 0, M->slots * sizeof(LoonyMemo));
-            M->loony_used = 0;
-        }
-        /* probed again: the recursion may have filled the slot found before it */
-        LoonyMemo *slot = loony_slot(M, key, klen);
-        if (!slot || slot->used) /* (a table of one or two slots is kept empty) */
-            return best;
-        slot->used = 1;
-        slot->len = (uint8_t)klen;
-        memcpy(slot->key, key, klen);
-        slot->value = best;
-        M->loony_used++;
-    }
+    if (memo)
+        loony_put(M, key, klen, best);
     return best;
 }
 
-static void sort_u8(uint8_t *a, int n)
-{
-    for (int i = 1; i < n; i++) {
-        uint8_t x = a[i];
-        int j = i - 1;
-        while (j >= 0 && a[j] > x) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = x;
+/* ``name(a, n)``: sorts n values of type T ascending (insertion: the arrays are short). */
+#define DEFINE_SORT(name, T)                                                                 \
+    static void name(T *a, int n)                                                            \
+    {                                                                                        \
+        for (int i = 1; i < n; i++) {                                                        \
+            T x = a[i];                                                                      \
+            int j = i - 1;                                                                   \
+            while (j >= 0 && a[j] > x) {                                                     \
+                a[j + 1] = a[j];                                                             \
+                j--;                                                                         \
+            }                                                                                \
+            a[j + 1] = x;                                                                    \
+        }                                                                                    \
     }
-}
+DEFINE_SORT(sort_u8, uint8_t)
 
 /* A chain or a loop: the boxes of valence 2 that one of them reaches through undrawn lines. */
 typedef struct {

@@ -16,7 +16,8 @@
  *
  * The units, compiled as one translation unit by module.c (in this order): board.c (the
  * board's tables and keys), table.c (the transposition table and the memos), chain_dp.c (the
- * chains and loops of a position and the chain DP), nimstring.c (Nimstring values and
+ * chains and loops of a position and the chain DP), chain_graph.c (the chain graph: no safe
+ * line left, joints included), nimstring.c (Nimstring values and
  * control), evaluate.c (the horizon evaluations, fill and learned),
  * moves.c (forced captures, safe lines, sacrifices), node.c (the node's phases and
  * search()), threads.c (a search on several threads), module.c (the Python types' glue).
@@ -221,9 +222,10 @@ typedef struct {
 
 /* -------------------------------------------------------------------------------- Core */
 
-/* The node's phases (engine/dots/search/phases.py); the last, node_store, counts the nodes
- * node_children searched to the end. */
-#define NPHASES 7
+/* What settled a node (Core.settled, a diagnostic; the names: node.c's SETTLED): a phase, the
+ * three ways of node_leaf apart, or the parent, which read the child's entry. */
+enum { SET_CAPTURES, SET_PROBE, SET_CHAIN_DP, SET_GRAPH, SET_HORIZON, SET_ETC, SET_SEARCHED,
+       SET_READ, NSETTLED };
 
 /* The most threads one search runs (the main one and its helpers). */
 #define MAX_THREADS 64
@@ -239,7 +241,9 @@ typedef struct Core {
     double deadline, c_deadline;
     int has_deadline, nsym, etc_min_free, loony_bound, pruned, abort, busy;
     int sized_proofs;  /* proven entries carry their subtree's size class (node.c) */
-    long long settled[NPHASES]; /* nodes each phase settled (phases.PHASES' order) */
+    int chain_graph;   /* node_leaf solves positions with no safe line by the chain graph */
+    long long graph_calls, graph_hits, graph_solved; /* its positions, memo hits, graphs */
+    long long settled[NSETTLED]; /* this thread's nodes by what settled them (SETTLED) */
     long long history[MAXL];
     /* threads (see threads.c) */
     Memos *M;          /* this thread's memos: the table's (main), or ``own`` (helper) */

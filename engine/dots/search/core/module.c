@@ -10,6 +10,7 @@
 #include "board.c"
 #include "table.c"
 #include "chain_dp.c"
+#include "chain_graph.c"
 #include "nimstring.c"
 #include "evaluate.c"
 #include "moves.c"
@@ -113,6 +114,7 @@ static PyObject *Core_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     S->etc_min_free = 10;
     S->loony_bound = 1;
     S->sized_proofs = 1;
+    S->chain_graph = 1;
     return (PyObject *)S;
 }
 
@@ -266,24 +268,35 @@ static PyMethodDef Core_methods[] = {
      "``aborted`` exception when the deadline or the node budget is reached."},
     {NULL}};
 
-#define LL_GETSET(field)                                                                    \
-    static PyObject *Core_get_##field(Core *S, void *c) { return PyLong_FromLongLong(S->field); } \
-    static int Core_set_##field(Core *S, PyObject *v, void *c)                                \
-    {                                                                                         \
-        long long x = v ? PyLong_AsLongLong(v) : -1;                                          \
-        if (!v || (x == -1 && PyErr_Occurred())) {                                            \
-            if (!v)                                                                           \
-                PyErr_SetString(PyExc_TypeError, "cannot delete");                            \
-            return -1;                                                                        \
-        }                                                                                     \
-        S->field = x;                                                                         \
-        return 0;                                                                             \
+/* Core_get_<field> and Core_set_<field> of a field of type T: to_py makes its Python value,
+ * from_py reads one into x, ``failed`` tells when that failed. */
+#define FIELD_GETSET(field, T, to_py, from_py, failed)                                       \
+    static PyObject *Core_get_##field(Core *S, void *c) { return to_py(S->field); }          \
+    static int Core_set_##field(Core *S, PyObject *v, void *c)                               \
+    {                                                                                        \
+        if (!v) {                                                                            \
+            PyErr_SetString(PyExc_TypeError, "cannot delete");                               \
+            return -1;                                                                       \
+        }                                                                                    \
+        T x = from_py(v);                                                                    \
+        if (failed)                                                                          \
+            return -1;                                                                       \
+        S->field = x;                                                                        \
+        return 0;                                                                            \
     }
+#define LL_GETSET(field)                                                                     \
+    FIELD_GETSET(field, long long, PyLong_FromLongLong, PyLong_AsLongLong,                   \
+                 x == -1 && PyErr_Occurred())
+/* a switch of the core: an int field read and set as a bool */
+#define FLAG_GETSET(field) FIELD_GETSET(field, int, PyBool_FromLong, PyObject_IsTrue, x < 0)
 LL_GETSET(nodes)
 LL_GETSET(tt_hits)
 LL_GETSET(horizon)
 LL_GETSET(spawn_nodes)
 LL_GETSET(helper_nodes)
+LL_GETSET(graph_calls)
+LL_GETSET(graph_hits)
+LL_GETSET(graph_solved)
 
 static PyObject *Core_get_etc(Core *S, void *c) { return PyLong_FromLong(S->etc_min_free); }
 static int Core_set_etc(Core *S, PyObject *v, void *c)
@@ -295,50 +308,9 @@ static int Core_set_etc(Core *S, PyObject *v, void *c)
     return 0;
 }
 
-/* A boolean setting of the core: ``off``, the offset of its int field (the getset closure). */
-static PyObject *Core_get_flag(Core *S, void *off)
-{
-    return PyBool_FromLong(*(int *)((char *)S + (size_t)off));
-}
-static int Core_set_flag(Core *S, PyObject *v, void *off)
-{
-    int x = v ? PyObject_IsTrue(v) : -1;
-    if (x < 0) {
-        if (!v)
-            PyErr_SetString(PyExc_TypeError, "cannot delete");
-        return -1;
-    }
-    *(int *)((char *)S + (size_t)off) = x;
-    return 0;
-}
-
-static PyObject *Core_get_settled(Core *S, void *c)
-{
-    PyObject *t = PyTuple_New(NPHASES);
-    for (int p = 0; t && p < NPHASES; p++) {
-        PyObject *x = PyLong_FromLongLong(S->settled[p]);
-        if (!x) {
-            Py_CLEAR(t);
-            break;
-        }
-        PyTuple_SET_ITEM(t, p, x);
-    }
-    return t;
-}
-static int Core_set_settled(Core *S, PyObject *v, void *c)
-{
-    if (!v || !PyTuple_Check(v) || PyTuple_GET_SIZE(v) != NPHASES) {
-        PyErr_Format(PyExc_TypeError, "settled is a tuple of %d counts", NPHASES);
-        return -1;
-    }
-    for (int p = 0; p < NPHASES; p++) {
-        long long x = PyLong_AsLongLong(PyTuple_GET_ITEM(v, p));
-        if (x == -1 && PyErr_Occurred())
-            return -1;
-        S->settled[p] = x;
-    }
-    return 0;
-}
+FLAG_GETSET(loony_bound)
+FLAG_GETSET(chain_graph)
+FLAG_GETSET(sized_proofs)
 
 static PyObject *Core_get_threads(Core *S, void *c) { return PyLong_FromLong(S->threads); }
 static int Core_set_threads(Core *S, PyObject *v, void *c)
@@ -423,35 +395,49 @@ static int Core_set_model(Core *S, PyObject *v, void *c)
     return 0;
 }
 
+static PyObject *Core_get_settled(Core *S, void *c)
+{
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < NSETTLED; i++) {
+        PyObject *v = PyLong_FromLongLong(S->settled[i]);
+        if (!v || PyDict_SetItemString(d, SETTLED[i], v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
+/* The attribute ``name`` of Core_get_<name> and Core_set_<name>. */
+#define GETSET(name, doc) {#name, (getter)Core_get_##name, (setter)Core_set_##name, doc, NULL}
 static PyGetSetDef Core_getset[] = {
-    {"model", (getter)Core_get_model, (setter)Core_set_model,
-     "the learned evaluation's Model, or None: the fill evaluation", NULL},
-    {"nodes", (getter)Core_get_nodes, (setter)Core_set_nodes, "positions searched", NULL},
-    {"tt_hits", (getter)Core_get_tt_hits, (setter)Core_set_tt_hits, "table hits", NULL},
-    {"horizon", (getter)Core_get_horizon, (setter)Core_set_horizon,
-     "heuristic values used so far", NULL},
+    GETSET(model, "the learned evaluation's Model, or None: the fill evaluation"),
+    GETSET(nodes, "positions searched"),
+    GETSET(tt_hits, "table hits"),
+    GETSET(horizon, "heuristic values used so far"),
     {"etc_min_free", (getter)Core_get_etc, (setter)Core_set_etc,
      "enhanced transposition cutoffs at nodes with this many undrawn lines or more", NULL},
-    {"loony_bound", (getter)Core_get_flag, (setter)Core_set_flag,
-     "skip the loony sacrifices whose bound (gen_sacrifices) cannot reach into the window",
-     (void *)offsetof(Core, loony_bound)},
-    {"settled", (getter)Core_get_settled, (setter)Core_set_settled,
-     "the nodes each phase settled, in phases.PHASES' order (node_store: searched to the end)",
-     NULL},
-    {"sized_proofs", (getter)Core_get_flag, (setter)Core_set_flag,
-     "proven entries carry the size class of their search, which replacement keeps longest",
-     (void *)offsetof(Core, sized_proofs)},
-    {"spawn_nodes", (getter)Core_get_spawn_nodes, (setter)Core_set_spawn_nodes,
-     "a threaded search starts its helper threads once it has searched this many nodes",
-     NULL},
-    {"helper_nodes", (getter)Core_get_helper_nodes, (setter)Core_set_helper_nodes,
-     "nodes searched by helper threads (counted in ``nodes`` too)", NULL},
-    {"threads", (getter)Core_get_threads, (setter)Core_set_threads,
-     "threads a search runs (1: this one only; see core/threads.c)", NULL},
-    {"deadline", (getter)Core_get_deadline, (setter)Core_set_deadline,
-     "time.perf_counter() time to stop at, or None", NULL},
-    {"max_nodes", (getter)Core_get_max_nodes, (setter)Core_set_max_nodes,
-     "node budget, or None", NULL},
+    GETSET(loony_bound,
+           "skip the loony sacrifices whose bound (gen_sacrifices) cannot reach into the window"),
+    GETSET(sized_proofs,
+           "proven entries carry the size class of their search, which replacement keeps longest"),
+    GETSET(chain_graph,
+           "settle the positions with no safe line left by the chain graph (chain_graph.c)"),
+    {"settled", (getter)Core_get_settled, NULL,
+     "this thread's nodes by what settled them: a phase (node_leaf's three ways apart: "
+     "chain_dp, chain_graph, horizon; node_children: searched) or the parent, which read "
+     "the child's entry (parent_read)", NULL},
+    GETSET(graph_calls, "positions the chain graph settled (this thread's)"),
+    GETSET(graph_hits, "of them, those whose graph the memo held"),
+    GETSET(graph_solved, "graphs the chain graph solved (memo misses, inner ones included)"),
+    GETSET(spawn_nodes,
+           "a threaded search starts its helper threads once it has searched this many nodes"),
+    GETSET(helper_nodes, "nodes searched by helper threads (counted in ``nodes`` too)"),
+    GETSET(threads, "threads a search runs (1: this one only; see core/threads.c)"),
+    GETSET(deadline, "time.perf_counter() time to stop at, or None"),
+    GETSET(max_nodes, "node budget, or None"),
     {NULL}};
 
 static PyTypeObject CoreType = {

@@ -81,16 +81,23 @@ static bb_t capture_phase(const Board *B, bb_t drawn, uint8_t *vals, int *gained
     }
 }
 
-/* Searcher.gen_safe: safe lines best first (stable); returns their count, sets *unsafe. */
-static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t *out,
-                    bb_t *unsafe_out)
+/* The undrawn lines of the boxes of valence 2: those that are not safe. */
+static inline bb_t unsafe_lines(const Board *B, bb_t drawn, const uint8_t *vals)
 {
-    const Board *B = S->B;
-    bb_t fr = B->full & ~drawn, unsafe = 0;
+    bb_t unsafe = 0;
     for (int b = 0; b < B->nb; b++)
         if (vals[b] == 2)
             unsafe |= B->box_mask[b];
-    unsafe &= fr;
+    return unsafe & B->full & ~drawn;
+}
+
+/* Searcher.gen_safe: safe lines best first (stable); returns their count. ``unsafe``: the
+ * position's unsafe_lines (node_leaf's). */
+static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t *out,
+                    bb_t unsafe)
+{
+    const Board *B = S->B;
+    bb_t fr = B->full & ~drawn;
     bb_t cand = fr & ~unsafe;
     for (int i = 0; i < B->ntwinp; i++)
         if (HAS(fr, B->twinp_lo[i]))
@@ -131,7 +138,6 @@ static int gen_safe(Core *S, bb_t drawn, const uint8_t *vals, int proof, uint8_t
         k3[j + 1] = d;
         n++;
     }
-    *unsafe_out = unsafe;
     return n;
 }
 

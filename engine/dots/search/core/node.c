@@ -33,6 +33,11 @@ static inline int limits_reached(Core *S)
 static const char *const PHASES[] = {"node_captures", "node_probe",    "node_leaf", "node_generate",
                                      "node_etc",      "node_children", "node_store"};
 
+/* Core.settled's names, by SET_* (core.h). */
+static const char *const SETTLED[NSETTLED] = {"node_captures", "node_probe", "chain_dp",
+                                              "chain_graph",   "horizon",    "node_etc",
+                                              "node_children", "parent_read"};
+
 /* A call of search(): the position and the window, and what the caller already computed of
  * the position. */
 typedef struct {
@@ -54,7 +59,8 @@ typedef struct {
     bb_t drawn;          /* the position, after the forced captures */
     bb_t d0;             /* before them */
     bb_t key;            /* its table key, in the frame of symmetry ``s`` */
-    bb_t unsafe;         /* the undrawn lines that are not safe: the sacrifices to generate */
+    bb_t unsafe;         /* the undrawn lines that are not safe: the sacrifices to generate
+                            (node_leaf's, 0 at a decision point) */
     uint8_t *vals;       /* the valences of ``drawn`` (the node's own copy) */
     const uint8_t *safe; /* the safe lines in generation order (node_etc) */
     int alpha, beta;     /* the window, less the boxes of the captures */
@@ -185,7 +191,7 @@ NODE_PHASE int node_probe(Core *S, Node *N, const SearchCall *a)
     return 0;
 }
 
-/* 3. Loony endgame / leaf. */
+/* 3. Loony endgame, no safe line left (the chain graph), or leaf. */
 NODE_PHASE int node_leaf(Core *S, Node *N)
 {
     const Board *B = S->B;
@@ -199,6 +205,8 @@ NODE_PHASE int node_leaf(Core *S, Node *N)
             loony = 0;
             break;
         }
+    /* (for node_generate too: the sacrifices, and the lines gen_safe leaves out) */
+    N->unsafe = unsafe_lines(B, N->drawn, vals);
     if (loony) {
         uint8_t chains[MAXCOMP], loops[MAXCOMP];
         int nc, nlp, joints;
@@ -208,10 +216,20 @@ NODE_PHASE int node_leaf(Core *S, Node *N)
         int v = -loony_value(S->M, chains, nc, loops, nlp);
         tt_store(S->T, N->key, PROVEN, v, v, -1);
         N->value = v;
+        S->settled[SET_CHAIN_DP]++;
+        return 1;
+    }
+    int v;
+    if (S->chain_graph && N->unsafe == (B->full & ~N->drawn) &&
+        graph_position_value(S, N->drawn, vals, &v)) {
+        tt_store(S->T, N->key, PROVEN, v, v, -1);
+        N->value = v;
+        S->settled[SET_GRAPH]++;
         return 1;
     }
     if (N->depth <= 0) {
         S->horizon++;
+        S->settled[SET_HORIZON]++;
         N->value = leaf_evaluate(S, N->drawn, vals);
         return 1;
     }
@@ -223,15 +241,15 @@ NODE_PHASE void node_generate(Core *S, Node *N)
 {
     uint8_t *moves = N->moves;
     int nm = 0;
-    N->unsafe = 0;
     N->tried = -1;
     if (N->ndec > 0) {
+        N->unsafe = 0;
         for (int i = 0; i < N->ndec; i++)
             moves[nm++] = N->dtake[i];
         if (N->ndec == 1)
             moves[nm++] = N->ddecl[0];
     } else
-        nm = gen_safe(S, N->drawn, N->vals, N->depth >= HEUR, moves, &N->unsafe);
+        nm = gen_safe(S, N->drawn, N->vals, N->depth >= HEUR, moves, N->unsafe);
     N->nsafe = nm;
     N->safe = moves;
     int ttmove = N->ttmove;
@@ -405,8 +423,8 @@ NODE_STEP int child_entry_decides(Core *S, const Node *N, const Scan *sc, const 
     else
         return 0;
     S->nodes++;
+    S->settled[SET_READ]++;
     S->tt_hits++;
-    S->settled[1]++; /* the child's node_probe, done by its parent */
     if (e->depth < PROVEN)
         S->horizon++;
     return 1;
@@ -577,20 +595,26 @@ static int search(Core *S, const SearchCall *a)
     N.beta = a->beta;
     N.depth = a->depth;
     N.n0 = n;
-    if (node_captures(S, &N))
-        return S->settled[0]++, N.gained + N.value;
-    if (node_probe(S, &N, a))
-        return S->settled[1]++, N.gained + N.value;
+    if (node_captures(S, &N)) {
+        S->settled[SET_CAPTURES]++;
+        return N.gained + N.value;
+    }
+    if (node_probe(S, &N, a)) {
+        S->settled[SET_PROBE]++;
+        return N.gained + N.value;
+    }
     if (node_leaf(S, &N))
-        return S->settled[2]++, N.gained + N.value;
+        return N.gained + N.value;
     node_generate(S, &N);
     ChildKeys K;
-    if (node_etc(S, &N, &K))
-        return S->settled[4]++, N.gained + N.value;
+    if (node_etc(S, &N, &K)) {
+        S->settled[SET_ETC]++;
+        return N.gained + N.value;
+    }
     if (node_children(S, &N, &K))
         return 0; /* a limit stopped the search */
+    S->settled[SET_SEARCHED]++;
     node_store(S, &N);
-    S->settled[6]++;
     return N.gained + N.best;
 }
 

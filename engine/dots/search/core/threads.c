@@ -157,12 +157,12 @@ static Core *core_helper(Core *S, int i)
     H->etc_min_free = S->etc_min_free;
     H->loony_bound = S->loony_bound;
     H->sized_proofs = S->sized_proofs;
+    H->chain_graph = S->chain_graph;
     H->model = S->model;
     H->has_deadline = S->has_deadline;
     H->c_deadline = S->c_deadline;
     H->max_nodes = -1;
     H->nodes = H->flushed = H->tt_hits = H->horizon = 0;
-    memset(H->settled, 0, sizeof(H->settled));
     H->abort = H->pruned = 0;
     H->threads = 1;
     H->sh = S->sh;
@@ -244,8 +244,6 @@ static int search_threads(Core *S, Shared *sh, bb_t drawn, int alpha, int beta, 
     S->nodes = sh->nodes;
     for (int i = 1; i <= sh->nhelpers; i++) {
         S->tt_hits += S->helper[i]->tt_hits;
-        for (int p = 0; p < NPHASES; p++)
-            S->settled[p] += S->helper[i]->settled[p];
         S->helper_nodes += S->helper[i]->nodes;
     }
     if (!sh->done) {
