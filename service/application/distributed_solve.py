@@ -198,7 +198,13 @@ class DistributedSolve:
                 if job_abandoned(self.redis, job, alive, self.settings.job_liveness_s):
                     log.warning("subproblem %s: its worker died; it is done again",
                                 self.hex[key])
-                    fail_abandoned(self.redis, job, alive)
+                    try:
+                        fail_abandoned(self.redis, job, alive)
+                    except Exception:  # RQ's cleanup of a half-recorded execution may
+                        # raise; the job is dead either way (its liveness key expired)
+                        log.warning("failing job %s as abandoned raised", job.id,
+                                    exc_info=True)
+                    self._drop(key)
             elif key not in wanted:
                 try:
                     job.cancel()
