@@ -7,7 +7,8 @@ process. Sections (``--skip`` takes a comma list of their names):
 * ``4x4``: 4x4 from the empty board (value 0) with each of ``--workers`` (default 1,2,4)
   workers, fresh results each time: the value, nodes, jobs and wall time. On a machine with
   fewer cores than workers the extra workers show the overhead, not a speed-up.
-  ``--every-move``: every first move's exact value too.
+  ``--every-move``: every first move's exact value too. ``--cap S`` stops each run after S
+  seconds (then its projection is printed instead of the value).
 * ``4x5``: 4x5 from the empty board on ``--projection-workers`` workers for ``--seconds``
   (default 300), then stopped: the subproblems and nodes done and the projection of the
   remaining work (nodes per finished subproblem times those wanted now / untouched).
@@ -73,6 +74,7 @@ def main() -> int:
     ap.add_argument("--skip", default="", help=f"sections to skip ({', '.join(SECTIONS)})")
     ap.add_argument("--workers", default="1,2,4", help="4x4: worker counts (default 1,2,4)")
     ap.add_argument("--every-move", action="store_true", help="4x4: every first move too")
+    ap.add_argument("--cap", type=float, default=None, help="4x4: stop each run after S s")
     ap.add_argument("--split-depth", type=int, default=SOLVE_SPLIT_DEPTH)
     ap.add_argument("--seconds", type=float, default=300.0, help="4x5: the run's length")
     ap.add_argument("--projection-workers", type=int, default=2)
@@ -88,21 +90,21 @@ def main() -> int:
                 rows = []
                 for n in (int(x) for x in args.workers.split(",")):
                     p, wall = solve(server.url, 4, 4, n, args.split_depth, args.every_move,
-                                    None, args.progress)
-                    rows.append((n, p.value, p.nodes, p.jobs, wall))
-                    say(f"{n} worker(s): value {p.value:+d}, {p.nodes:,} nodes, {p.jobs} jobs,"
+                                    args.cap, args.progress)
+                    value = f"{p.value:+d}" if p.done else f"stopped, {progress_line(p)}"
+                    rows.append((n, value, p.nodes, p.jobs, wall))
+                    say(f"{n} worker(s): value {value}, {p.nodes:,} nodes, {p.jobs} jobs,"
                         f" {wall:.0f} s wall")
                 say("| workers | value | nodes | jobs | wall s |")
                 say("|---|---|---|---|---|")
                 for n, v, nodes, jobs, wall in rows:
-                    say(f"| {n} | {v:+d} | {nodes:,} | {jobs} | {wall:.0f} |")
+                    say(f"| {n} | {v} | {nodes:,} | {jobs} | {wall:.0f} |")
             if "4x5" not in skip:
                 n = args.projection_workers
                 say(f"## 4x5 from the empty board, split {args.split_depth} plies, {n} workers,"
                     f" stopped after {args.seconds:.0f} s")
                 p, wall = solve(server.url, 4, 5, n, args.split_depth, False, args.seconds,
                                 args.progress)
-                say(progress_line(p))
                 if p.projected_nodes is not None:
                     rate = p.nodes_this_start / wall if wall else 0
                     low, high = p.projected_nodes
