@@ -27,11 +27,8 @@ from .dots.search.table import INF
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="boxfish solve",
-        description="Exact value of a Dots-and-Boxes position, with a checkpoint to resume "
-                    "from (the compiled core only).")
-    add_position_arguments(p)
+    p = solve_parser("boxfish solve", "Exact value of a Dots-and-Boxes position, with a "
+                     "checkpoint to resume from (the compiled core only).")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="search threads (default: every CPU this process may use)")
     p.add_argument("--table-gb", type=float, default=None, metavar="G",
@@ -41,19 +38,22 @@ def _parser() -> argparse.ArgumentParser:
                         "seconds, on SIGINT/SIGTERM and at the end")
     p.add_argument("--interval", type=float, default=300.0, metavar="S",
                    help="seconds between checkpoints (default %(default)s)")
-    p.add_argument("--progress", type=float, default=10.0, metavar="S",
-                   help="seconds between progress lines (default %(default)s; 0: none)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
 
 
-def add_position_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments naming a position: ``width height [--moves ...] [--lines ...]``."""
+def solve_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A solve's parser: the position (``width height [--moves ...] [--lines ...]``, read by
+    :func:`position`), ``--progress`` and ``--json``."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("width", type=int, help="boxes across")
     p.add_argument("height", type=int, help="boxes down")
     p.add_argument("--moves", default="", help='moves from the empty board: "x,y,o x,y,o ..."')
     p.add_argument("--lines", default=None,
                    help="the position as an OpenSpiel line string (one 0/1 per action id)")
+    p.add_argument("--progress", type=float, default=10.0, metavar="S",
+                   help="seconds between progress lines (default %(default)s; 0: none)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    return p
 
 
 def position(args):

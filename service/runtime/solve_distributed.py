@@ -15,22 +15,18 @@ that keeps failing, 128 + the signal when stopped.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
 
-from boxfish.engine.solve_cli import Stop, add_position_arguments, position, stoppable
+from boxfish.engine.solve_cli import Stop, position, solve_parser, stoppable
 
 from ..config import SOLVE_SPLIT_DEPTH, Settings
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="boxfish solve --distributed",
-        description="Exact value of a Dots-and-Boxes position, its subproblems solved by the "
-                    "workers of an RQ queue.")
-    add_position_arguments(p)
+def _parser():
+    p = solve_parser("boxfish solve --distributed", "Exact value of a Dots-and-Boxes "
+                     "position, its subproblems solved by the workers of an RQ queue.")
     p.add_argument("--distributed", action="store_true", required=True)
     p.add_argument("--redis", default=None, metavar="URL",
                    help="the Redis of the jobs and results (default: $BOXFISH_QUEUE_REDIS_URL, "
@@ -41,9 +37,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="plies unfolded before the subproblems (default %(default)s)")
     p.add_argument("--every-move", action="store_true",
                    help="every first move's exact value too (more work)")
-    p.add_argument("--progress", type=float, default=10.0, metavar="S",
-                   help="seconds between progress lines (default %(default)s; 0: none)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
 
 
