@@ -1,7 +1,7 @@
 """The subproblem job of a distributed solve (:mod:`service.application.distributed_solve`):
 "is the value of this position >= beta?", answered with a proven bound.
 
-The job searches with the compiled core (:func:`boxfish.engine.dots.split.test_leaf`) on
+The job searches with the compiled core (:func:`boxfish.engine.dots.split.prove_leaf`) on
 this process's table for the board size, kept between jobs (subproblems of one solve share
 many positions), merges the bounds into the solve's results in the queue's Redis
 (:class:`~service.store.solve_results.SolveResults`) before it returns, and stores an exact
@@ -23,7 +23,7 @@ from boxfish.engine.analysis import usable_cores
 from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.node import CompiledSearcher
-from boxfish.engine.dots.split import test_leaf
+from boxfish.engine.dots.split import prove_leaf
 from boxfish.service.config import Settings
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.solve_results import SolveResults
@@ -75,7 +75,7 @@ def run_subproblem(width: int, height: int, position: str, beta: int, run_id: st
     runner = process_solve_runner()
     s = runner.searcher(width, height)
     nodes0, start = s.nodes, time.monotonic()
-    lo, hi = test_leaf(s, int(position, 16), beta)
+    lo, hi = prove_leaf(s, int(position, 16), beta)
     nodes = s.nodes - nodes0
     lo, hi = results.record(width, height, position, lo, hi, nodes, run_id, test)
     if lo == hi and runner.exact_values is not None:

@@ -12,7 +12,7 @@ turn: an inner node's value is the best of its children's values negated (a valu
 margin of the boxes still to come for the player to move).
 
 A subproblem is a zero-window test, "is value(leaf) >= beta?", answered by
-:func:`test_leaf` with a proven bound. The coordinator keeps every leaf's proven bounds;
+:func:`prove_leaf` with a proven bound. The coordinator keeps every leaf's proven bounds;
 :meth:`Split.bounds` carries them up the tree, and :meth:`Split.tests` says which leaf tests
 the answer to "is value(node) >= beta?" waits for, with alpha-beta's pruning (a child that
 refutes a test ends it) and the young brothers wait rule (a node's other children are tested
@@ -147,7 +147,7 @@ def next_beta(lo: int, hi: int, rem: int) -> int:
     return _mtd_beta(guess, lo, hi)
 
 
-def test_leaf(searcher: CompiledSearcher, drawn: int, beta: int) -> tuple[int, int]:
+def prove_leaf(searcher: CompiledSearcher, drawn: int, beta: int) -> tuple[int, int]:
     """Proven (lower, upper) bounds of the value of ``drawn`` that answer "is it >=
     ``beta``?" (one zero-window search to the end of the game with ``searcher``; the other
     bound is the boxes still to come)."""
@@ -179,4 +179,4 @@ def _children(t: Tables, drawn: int) -> dict[int, int]:
     return out
 
 
-__all__ = ["Split", "SplitNode", "next_beta", "test_leaf"]
+__all__ = ["Split", "SplitNode", "next_beta", "prove_leaf"]
