@@ -21,6 +21,7 @@ from rq.job import Job
 
 from boxfish.engine.dots.positions import safe_play
 from boxfish.engine.dots.search.board import tables
+from boxfish.service.application.wiring import exact_values
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.solve_results import SolveResults
 from tests.engine.dots.reference import reference_move_values, reference_value
@@ -74,8 +75,8 @@ def _move_values(w: int, h: int, drawn: int) -> dict[tuple, int]:
 
 def test_3x3_from_the_empty_board_with_every_first_move(settings, redis_client, tmp_path):
     """Value -3 (published; the reference solver agrees), and every first move's value is the
-    reference's; progress lines on stderr."""
-    own = _own(settings)
+    reference's; progress lines on stderr; the values in the store of exact values."""
+    own = _own(settings, exact_store_mb=16)
     with _workers(own, 2, tmp_path):
         result, err = _result(_coordinator(own, "3", "3", "--split-depth", "2",
                                            "--every-move"), 120)
@@ -84,6 +85,11 @@ def test_3x3_from_the_empty_board_with_every_first_move(settings, redis_client, 
     assert {tuple(m["move"]): m["value"] for m in result["root_moves"]} == truth
     assert truth[tuple(result["best_move"])] == -3
     assert "subproblems" in err and "remaining" in err, err
+    store = exact_values(redis_client, KeySpace(own.key_prefix), own)
+    stored = store.lookup(3, 3, 0)
+    t = tables(3, 3)
+    assert stored.value == -3 and stored.all
+    assert {tuple(t.moves[ln]): v for ln, v in stored.moves} == truth
 
 
 def _kill_a_worker_mid_job(own, procs, tmp_path) -> Job:
