@@ -60,10 +60,15 @@ def solve(url: str, w: int, h: int, workers: int, depth: int, every_move: bool,
     try:
         run = DistributedSolve(connection, settings, Split(w, h, 0, depth), tag,
                                every_move=every_move)
+        timer = threading.Timer(seconds if seconds is not None else 1e9, run.stop)
         if seconds is not None:
-            threading.Timer(seconds, run.stop).start()
+            timer.start()
         start = time.monotonic()
-        p = run.run(on_progress=lambda p: say("  " + progress_line(p)), progress_s=progress_s)
+        try:
+            p = run.run(on_progress=lambda p: say("  " + progress_line(p)),
+                        progress_s=progress_s)
+        finally:
+            timer.cancel()
         return p, time.monotonic() - start
     finally:
         stop(proc, 30)
@@ -108,6 +113,9 @@ def main() -> int:
                     f" stopped after {args.seconds:.0f} s")
                 p, wall = solve(server.url, 4, 5, n, args.split_depth, False, args.seconds,
                                 args.progress, args.table_mb)
+                say(f"after {wall:.0f} s: {p.jobs} subproblem tests finished "
+                    f"({p.nodes:,} nodes), {p.running} running "
+                    f"({p.running_nodes:,} nodes so far)")
                 if p.projected_nodes is not None:
                     rate = p.nodes_this_start / wall if wall else 0
                     low, high = p.projected_nodes

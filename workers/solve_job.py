@@ -6,8 +6,9 @@ this process's table for the board size, kept between jobs (subproblems of one s
 many positions), merges the bounds into the solve's results in the queue's Redis
 (:class:`~service.store.solve_results.SolveResults`) before it returns, and stores an exact
 value in the store of exact values when the settings give one. A test the stored bounds
-decide already is not searched again. Its liveness key (``alive_key``) is kept alive by the
-worker process (:mod:`workers.liveness`), as an analysis job's is.
+decide already is not searched again. A long search publishes its nodes so far in
+``job.meta["nodes"]`` every ``REPORT_S`` seconds. Its liveness key (``alive_key``) is kept
+alive by the worker process (:mod:`workers.liveness`), as an analysis job's is.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ from boxfish.engine.dots.search.board import tables
 from boxfish.engine.dots.search.caches import DotsCaches
 from boxfish.engine.dots.search.node import CompiledSearcher
 from boxfish.engine.dots.split import prove_leaf
+from boxfish.engine.errors import SearchAborted
 from boxfish.service.config import Settings
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.solve_results import SolveResults
 from boxfish.workers.analysis_job import _exact_values
 
 log = logging.getLogger(__name__)
+
+#: Seconds of search between two reports of a running job's nodes (``job.meta["nodes"]``).
+REPORT_S = 10.0
 
 
 class SolveRunner:
@@ -75,7 +80,17 @@ def run_subproblem(width: int, height: int, position: str, beta: int, run_id: st
     runner = process_solve_runner()
     s = runner.searcher(width, height)
     nodes0, start = s.nodes, time.monotonic()
-    lo, hi = prove_leaf(s, int(position, 16), beta)
+    while True:
+        # in slices, each resumed from the table, to publish the nodes of a long search
+        s.deadline = time.perf_counter() + REPORT_S
+        try:
+            lo, hi = prove_leaf(s, int(position, 16), beta)
+            break
+        except SearchAborted:
+            job.meta["nodes"] = s.nodes - nodes0
+            job.save_meta()
+        finally:
+            s.deadline = None
     nodes = s.nodes - nodes0
     lo, hi = results.record(width, height, position, lo, hi, nodes, run_id, test)
     if lo == hi and runner.exact_values is not None:

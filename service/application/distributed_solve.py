@@ -57,7 +57,8 @@ class DistributedProgress:
     """Where a distributed solve stands. ``subproblems``: the split's leaves; ``proven``:
     those with a proven bound (``exact``: an exact value); ``running``, ``queued``: jobs out;
     ``wanted``: leaf tests the current root tests wait for; ``jobs``, ``nodes``: finished
-    jobs and their nodes over every start of the run; ``projected_nodes``: (low, high)
+    jobs and their nodes over every start of the run (``running_nodes``: the running jobs'
+    so far); ``projected_nodes``: (low, high)
     estimate of the nodes still to search, nodes per finished job times the tests wanted
     now (low) or those and every untouched subproblem (high; alpha-beta prunes many);
     ``root``: the root value's proven bounds; ``moves``: (line, lower, upper) of each root
@@ -73,6 +74,7 @@ class DistributedProgress:
     nodes: int
     projected_nodes: tuple[float, float] | None
     nodes_this_start: int
+    running_nodes: int
     elapsed_s: float
     root: tuple[int, int]
     moves: list[tuple[int, int, int]] = field(default_factory=list)
@@ -208,8 +210,7 @@ class DistributedSolve:
             elif key not in wanted:
                 try:
                     job.cancel()
-                    job.delete()
-                except (InvalidJobOperation, NoSuchJobError):
+                except (InvalidJobOperation, NoSuchJobError, ValueError):
                     pass  # a worker took it meanwhile: it runs, and its bound is kept
                 self._drop(key)
 
@@ -244,6 +245,9 @@ class DistributedSolve:
         counters = self.results.counters(self.run_id)
         jobs, nodes = int(counters["jobs"]), int(counters["nodes"])
         statuses = [j.get_status(refresh=False) for j in self.jobs.values()]
+        running_nodes = sum(int(j.get_meta(refresh=True).get("nodes", 0))
+                            for j, st in zip(self.jobs.values(), statuses, strict=True)
+                            if st == JobStatus.STARTED)
         projected = None
         if jobs:
             per_job = nodes / jobs
@@ -256,7 +260,8 @@ class DistributedSolve:
             exact=sum(1 for k in proven if bounds[k][0] == bounds[k][1]),
             running=statuses.count(JobStatus.STARTED), queued=statuses.count(JobStatus.QUEUED),
             wanted=len(wanted), jobs=jobs, nodes=nodes, projected_nodes=projected,
-            nodes_this_start=nodes - nodes0, elapsed_s=time.monotonic() - start,
+            nodes_this_start=nodes - nodes0, running_nodes=running_nodes,
+            elapsed_s=time.monotonic() - start,
             root=bounds[self.split.root], moves=moves, done=done)
         if done:
             p.value = bounds[self.split.root][0]

@@ -113,5 +113,6 @@ def progress_line(p) -> str:
             projection += f" (~{low / rate:.0f}-{high / rate:.0f} s at this rate)"
     return ("subproblems {proven}/{subproblems} proven ({exact} exact) | jobs: {jobs} done, "
             "{running} running, {queued} queued, {wanted} wanted | ".format(**d)
-            + f"{p.nodes / 1e6:.1f}M nodes, {rate / 1e6:.2f}M/s | remaining {projection} | "
+            + f"{p.nodes / 1e6:.1f}M nodes (+{p.running_nodes / 1e6:.1f}M in running jobs), "
+            f"{rate / 1e6:.2f}M/s | remaining {projection} | "
             f"root in [{p.root[0]:+d}, {p.root[1]:+d}] | {p.elapsed_s:.0f} s")

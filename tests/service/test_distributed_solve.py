@@ -93,9 +93,9 @@ def test_3x3_from_the_empty_board_with_every_first_move(settings, redis_client, 
 
 
 def _kill_a_worker_mid_job(own, procs, tmp_path) -> Job:
-    """SIGKILL the process group of a worker while RQ shows its job started and the job is
-    still started afterwards (a job that ended first is not a kill mid-job: another try);
-    a new worker takes the killed one's place."""
+    """Freeze (SIGSTOP) the process group of a worker that RQ shows running a job; if the job
+    is still started, it is mid-job: SIGKILL it (else let it go on and try again). A new
+    worker takes the killed one's place."""
     queue = Queue(own.queue_name, connection=_redis(own))
     deadline = time.monotonic() + 120
     while True:
@@ -108,11 +108,15 @@ def _kill_a_worker_mid_job(own, procs, tmp_path) -> Job:
             continue
         job_id, pid = next(iter(running.items()))
         job = Job.fetch(job_id, connection=queue.connection)
-        os.killpg(os.getpgid(pid), signal.SIGKILL)
+        group = os.getpgid(pid)
+        os.killpg(group, signal.SIGSTOP)
+        if job.get_status(refresh=True) != "started":
+            os.killpg(group, signal.SIGCONT)
+            continue
+        os.killpg(group, signal.SIGKILL)
         procs[:] = [p for p in procs if p.pid != pid]
         procs.append(start_worker(own, tmp_path / f"worker-{pid}.log"))
-        if job.get_status(refresh=True) == "started":
-            return job
+        return job
 
 
 def _redis(settings):
