@@ -115,10 +115,12 @@ class Split:
         return out
 
     def tests(self, bounds: dict[int, tuple[int, int]], key: int, beta: int,
-              out: dict[int, int], seen: set | None = None) -> None:
+              out: dict[int, int], seen: set | None = None, eager: int = 0) -> None:
         """Add to ``out`` (leaf key -> beta, in the order they are wanted; a leaf already
         there keeps its first beta) the leaf tests that "value(key) >= beta?" waits for,
-        given ``bounds`` (:meth:`bounds`'). Nothing when the bounds decide it."""
+        given ``bounds`` (:meth:`bounds`'). Nothing when the bounds decide it. ``eager``:
+        while ``out`` holds fewer tests, the younger brothers of an undecided first child
+        are added too, after it (speculative work for idle workers)."""
         seen = set() if seen is None else seen
         lo, hi = bounds[key]
         if lo >= beta or hi < beta or (key, beta) in seen:
@@ -132,11 +134,14 @@ class Split:
         # lowest first (the search's order among equals): the likeliest refutations.
         cb = 1 - beta
         kids = sorted(node.children, key=lambda c: bounds[c][1])
-        if bounds[kids[0]][0] < cb:  # the first child may still refute: it alone
-            self.tests(bounds, kids[0], cb, out, seen)
-            return
+        # while the first child may still refute, the others wait (unless ``eager``)
+        first_open = bounds[kids[0]][0] < cb
+        if first_open:
+            self.tests(bounds, kids[0], cb, out, seen, eager)
         for child in kids[1:]:
-            self.tests(bounds, child, cb, out, seen)
+            if first_open and len(out) >= eager:
+                return
+            self.tests(bounds, child, cb, out, seen, eager)
 
 
 def next_beta(lo: int, hi: int, rem: int) -> int:

@@ -6,8 +6,9 @@ value(leaf) >= beta?" is an RQ job (:mod:`workers.solve_job`) that any ``boxfish
 the queue may take, on any machine. The coordinator finds the value by MTD(f) over zero-window
 tests of the root (with ``every_move``: of each of its children, each move's exact value,
 at once), each test asking only for the leaf tests alpha-beta cannot prune
-(:meth:`Split.tests`), and keeps a bounded number of jobs queued (``SOLVE_QUEUED_PER_WORKER``
-per live worker); a queued job whose test is no longer wanted is cancelled.
+(:meth:`Split.tests`; younger brothers speculatively too while there are fewer tests than
+workers), and keeps a bounded number of jobs queued (``SOLVE_QUEUED_PER_WORKER`` per live
+worker); a queued job whose test is no longer wanted is cancelled.
 
 Everything proven lives in Redis (:class:`~service.store.solve_results.SolveResults`): a
 restarted coordinator reads the leaves' bounds, derives every test's state from them, takes
@@ -130,11 +131,13 @@ class DistributedSolve:
         while True:
             bounds = self.split.bounds(self._leaf_bounds())
             wanted: dict[int, int] = {}
+            # enough tests for every worker (and the queue) to have one
+            eager = (Worker.count(queue=self.queue) + 1) * SOLVE_QUEUED_PER_WORKER
             for target in self.targets:
                 lo, hi = bounds[target]
                 if lo < hi:
                     beta = next_beta(lo, hi, self.split.nodes[target].rem)
-                    self.split.tests(bounds, target, beta, wanted)
+                    self.split.tests(bounds, target, beta, wanted, eager=eager)
             done = not wanted and all(bounds[t][0] == bounds[t][1] for t in self.targets)
             if not done:
                 self._reconcile(wanted)

@@ -69,3 +69,7 @@ def test_folds_symmetries_and_prunes():
     wanted: dict[int, int] = {}
     split.tests(split.bounds({}), split.root, 0, wanted)
     assert 0 < len(wanted) < 50
+    # eager: the younger brothers too, after the first child's tests, until there are 60
+    eager: dict[int, int] = {}
+    split.tests(split.bounds({}), split.root, 0, eager, eager=60)
+    assert len(eager) >= 60 and list(eager)[:len(wanted)] == list(wanted)
