@@ -104,7 +104,9 @@ def _run(args, stop: Stop) -> int:
 def progress_line(p) -> str:
     """A progress line: subproblems, jobs, nodes, the projection, the root's bounds."""
     d = dataclasses.asdict(p)
-    rate = p.nodes_this_start / p.elapsed_s if p.elapsed_s > 0 else 0.0
+    # (a job adopted from an earlier start counts whole: a rough rate at first)
+    searched = p.nodes_this_start + p.running_nodes
+    rate = searched / p.elapsed_s if p.elapsed_s > 0 else 0.0
     projection = "-"
     if p.projected_nodes is not None:
         low, high = p.projected_nodes
