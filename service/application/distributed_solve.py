@@ -141,7 +141,7 @@ class DistributedSolve:
             done = not wanted and all(bounds[t][0] == bounds[t][1] for t in self.targets)
             if not done:
                 self._reconcile(wanted)
-                self._enqueue(wanted, bounds)
+                self._enqueue(wanted)
             now = time.monotonic()
             if done or self._stop.is_set() or (on_progress is not None
                                                and now - last >= progress_s):
@@ -217,7 +217,7 @@ class DistributedSolve:
                     pass  # a worker took it meanwhile: it runs, and its bound is kept
                 self._drop(key)
 
-    def _enqueue(self, wanted: dict[int, int], bounds) -> None:
+    def _enqueue(self, wanted: dict[int, int]) -> None:
         workers = Worker.count(queue=self.queue)
         room = max(1, workers) * SOLVE_QUEUED_PER_WORKER - sum(
             1 for j in self.jobs.values() if j.get_status(refresh=False) == JobStatus.QUEUED)
