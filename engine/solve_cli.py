@@ -27,15 +27,8 @@ from .dots.search.table import INF
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="boxfish solve",
-        description="Exact value of a Dots-and-Boxes position, with a checkpoint to resume "
-                    "from (the compiled core only).")
-    p.add_argument("width", type=int, help="boxes across")
-    p.add_argument("height", type=int, help="boxes down")
-    p.add_argument("--moves", default="", help='moves from the empty board: "x,y,o x,y,o ..."')
-    p.add_argument("--lines", default=None,
-                   help="the position as an OpenSpiel line string (one 0/1 per action id)")
+    p = solve_parser("boxfish solve", "Exact value of a Dots-and-Boxes position, with a "
+                     "checkpoint to resume from (the compiled core only).")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="search threads (default: every CPU this process may use)")
     p.add_argument("--table-gb", type=float, default=None, metavar="G",
@@ -45,10 +38,34 @@ def _parser() -> argparse.ArgumentParser:
                         "seconds, on SIGINT/SIGTERM and at the end")
     p.add_argument("--interval", type=float, default=300.0, metavar="S",
                    help="seconds between checkpoints (default %(default)s)")
+    return p
+
+
+def solve_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A solve's parser: the position (``width height [--moves ...] [--lines ...]``, read by
+    :func:`position`), ``--progress`` and ``--json``."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("width", type=int, help="boxes across")
+    p.add_argument("height", type=int, help="boxes down")
+    p.add_argument("--moves", default="", help='moves from the empty board: "x,y,o x,y,o ..."')
+    p.add_argument("--lines", default=None,
+                   help="the position as an OpenSpiel line string (one 0/1 per action id)")
     p.add_argument("--progress", type=float, default=10.0, metavar="S",
                    help="seconds between progress lines (default %(default)s; 0: none)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
+
+
+def position(args):
+    """The engine state of the position ``args`` (this parser's) names: ``--lines`` on a
+    ``width`` x ``height`` board, then ``--moves``. Raises ValueError (IllegalMove, ...)."""
+    from boxfish.engine.game import load_game
+
+    game = load_game("dots-and-boxes", width=args.width, height=args.height)
+    state = game.from_lines(args.lines.strip()) if args.lines is not None else game.new_state()
+    for mv in _parse_moves(args.moves):
+        state.play(game.parse_move(mv))
+    return state
 
 
 def _value(v: int) -> str:
@@ -78,20 +95,25 @@ def _progress_line(t, p) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    # The handlers come first, so that a signal while the checkpoint loads stops the solve
-    # too (saved as soon as it can be); the previous handlers are put back on return.
-    stop = _Stop()
+    return stoppable(lambda stop: _solve(args, stop))
+
+
+def stoppable(body) -> int:
+    """``body(stop)`` with SIGINT and SIGTERM handed to ``stop`` (a :class:`Stop`) from the
+    start, so that a signal before the solve exists stops it too; the previous handlers are
+    put back on return."""
+    stop = Stop()
     previous = {sig: signal.signal(sig, stop.on_signal)
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _solve(args, stop)
+        return body(stop)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-class _Stop:
-    """The signal that stopped the solve, passed on to it once it exists."""
+class Stop:
+    """The signal that stopped the solve, passed on to it (its ``stop()``) once it exists."""
 
     def __init__(self) -> None:
         self.signal: int | None = None
@@ -108,16 +130,11 @@ class _Stop:
             solve.stop()
 
 
-def _solve(args, stop: _Stop) -> int:
+def _solve(args, stop: Stop) -> int:
     from boxfish.engine.dots.solve import CheckpointMismatch, Solve
-    from boxfish.engine.game import load_game
 
     try:
-        game = load_game("dots-and-boxes", width=args.width, height=args.height)
-        state = (game.from_lines(args.lines.strip()) if args.lines is not None
-                 else game.new_state())
-        for mv in _parse_moves(args.moves):
-            state.play(game.parse_move(mv))
+        state = position(args)
         table_bytes = (int(args.table_gb * 2**30) if args.table_gb is not None else None)
         solve = Solve(args.width, args.height, state.drawn, checkpoint=args.checkpoint,
                       interval_s=args.interval, table_bytes=table_bytes,

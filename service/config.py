@@ -28,6 +28,17 @@ DEFAULT_SEARCH_CACHE_ENTRIES = 500_000
 #: (see :attr:`Settings.search_table_mb`).
 DEFAULT_SEARCH_TABLE_MB = 64
 
+#: A distributed solve (``boxfish solve --distributed``): the plies the tree is unfolded to
+#: before its leaves become jobs (4x4 from the empty board: 936 subproblems).
+SOLVE_SPLIT_DEPTH = 3
+#: The RQ timeout of a subproblem job, in seconds: a day (a 4x5 subproblem may take hours).
+SOLVE_JOB_TIMEOUT_S = 86_400
+#: Jobs a distributed solve keeps queued beyond the ones running, per live worker.
+SOLVE_QUEUED_PER_WORKER = 2
+#: Times a subproblem's job may fail (an exception in it, not a dead worker's) before the
+#: solve gives up.
+SOLVE_MAX_FAILURES = 3
+
 
 def search_threads_for(workers: int) -> int:
     """The search threads of each of ``workers`` analysis workers sharing this machine: the
@@ -122,6 +133,10 @@ class Settings(BaseSettings):
     #: its budget in MiB (BOXFISH_EXACT_STORE_MB; 0 turns it off). Past it, the cheapest
     #: proofs are evicted first.
     exact_store_mb: int = Field(default=256, ge=0, le=1 << 20)
+    #: A distributed solve's job (workers/solve_job.py): the compiled table a worker keeps
+    #: per board size for them, in MiB (0: the engine's own budget, a quarter of the
+    #: machine's memory, at most 4 GiB, grown as it fills).
+    solve_table_mb: int = Field(default=0, ge=0, le=1 << 20)
 
     @field_validator("redis_cluster", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ error                     raised when
 :class:`WebhookLimit`     a game has as many webhooks as allowed
 :class:`UrlRefused`       a webhook or callback URL the service will not call
 :class:`ConfigurationError`  the service cannot start with its settings (never an answer)
+:class:`SubproblemFailed`  a distributed solve's job failed too often (never an answer)
 ========================  =============================================================
 
 The application and store layers raise these and know nothing of HTTP; the HTTP layer
@@ -28,7 +29,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigurationError", "Forbidden", "GameIdTaken", "GameNotFound", "IdempotencyKeyReused",
     "NothingToReview", "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict",
-    "StaleHead",
+    "StaleHead", "SubproblemFailed",
     "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
 
@@ -166,3 +167,13 @@ class UrlRefused(ValueError):
 
 class ConfigurationError(ValueError):
     """The service cannot start with these settings (the message says why and what to set)."""
+
+
+class SubproblemFailed(RuntimeError):
+    """A distributed solve's subproblem (``position``, a search key in hex) failed
+    ``failures`` times, with ``error`` (the last one's last traceback line): not a dead
+    worker, which is redone, but a job that raises."""
+
+    def __init__(self, position: str, failures: int, error: str) -> None:
+        super().__init__(f"the subproblem {position} failed {failures} times: {error}")
+        self.position, self.failures, self.error = position, failures, error

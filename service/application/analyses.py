@@ -110,6 +110,34 @@ def error_text(exc: str) -> str:
     return lines[-1].strip() if lines else "the analysis failed"
 
 
+def job_abandoned(connection: redis.Redis, job: Job, alive_key: str, liveness_s: float) -> bool:
+    """Whether the started ``job``'s worker is gone: its liveness key ``alive_key`` is
+    missing and the job started more than ``liveness_s`` ago (never a live worker's job,
+    however long it runs: :mod:`workers.liveness`)."""
+    if connection.exists(alive_key):
+        return False
+    job.refresh()
+    started = job.started_at
+    if started is None:
+        return False
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - started).total_seconds() > liveness_s
+
+
+def fail_abandoned(connection: redis.Redis, job: Job, alive_key: str) -> None:
+    """Fail ``job`` as RQ does once a dead worker's heartbeat runs out, if it is still
+    started and its liveness key ``alive_key`` still gone: expire its entries in the started
+    registry now (:data:`_EXPIRE_ABANDONED`, atomic with those checks) and let RQ's cleanup
+    move it to the failed registry with ``AbandonedJobError`` and run its failure callback
+    (under a timer: this may run in any thread, where SIGALRM cannot be used). Reads no
+    execution record (one may vanish at any moment as the job ends)."""
+    registry = StartedJobRegistry(job.origin, connection=connection,
+                                  death_penalty_class=TimerDeathPenalty)
+    if connection.eval(_EXPIRE_ABANDONED, 3, alive_key, job.key, registry.key, job.id):
+        registry.cleanup()
+
+
 class AnalysisService:
     def __init__(self, connection: redis.Redis, settings: Settings, keys: KeySpace,
                  callbacks_meta: dict | None = None,
@@ -238,30 +266,11 @@ class AnalysisService:
             return "failed"
 
     def _abandoned(self, job: Job) -> bool:
-        if self.redis.exists(self.keys.analysis_alive(job.id)):
-            return False
-        job.refresh()
-        started = job.started_at
-        if started is None:
-            return False
-        if started.tzinfo is None:
-            started = started.replace(tzinfo=UTC)
-        age = (datetime.now(UTC) - started).total_seconds()
-        return age > self.settings.job_liveness_s
+        return job_abandoned(self.redis, job, self.keys.analysis_alive(job.id),
+                             self.settings.job_liveness_s)
 
     def _fail_abandoned(self, job: Job) -> None:
-        """Fail ``job`` as RQ does once a dead worker's heartbeat runs out, if it is still
-        started and its liveness key still gone: expire its entries in the started registry
-        now (:data:`_EXPIRE_ABANDONED`, atomic with those checks) and let RQ's cleanup move it
-        to the failed registry with ``AbandonedJobError`` and run its failure callback (under
-        a timer: this runs in any of the API's threads, where SIGALRM cannot be used). Reads no
-        execution record (one may vanish at any moment as the job ends)."""
-        registry = StartedJobRegistry(job.origin, connection=self.redis,
-                                      death_penalty_class=TimerDeathPenalty)
-        expired = self.redis.eval(_EXPIRE_ABANDONED, 3, self.keys.analysis_alive(job.id),
-                                  job.key, registry.key, job.id)
-        if expired:
-            registry.cleanup()
+        fail_abandoned(self.redis, job, self.keys.analysis_alive(job.id))
 
     def wait(self, job: Job, seconds: float) -> str:
         """Block up to ``seconds`` until ``job`` is finished or failed; returns its status."""

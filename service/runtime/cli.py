@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("solve", help="prove a Dots-and-Boxes position's value, with a "
                                  "checkpoint to resume from (boxfish solve --help; "
                                  "--store REDIS_URL also writes it to the store of exact "
-                                 "values)",
+                                 "values; --distributed spreads it over the workers)",
                    add_help=False)
     return p
 
@@ -110,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
 def solve(argv: list[str]) -> int:
     """``boxfish solve`` (the engine's, :mod:`boxfish.engine.solve_cli`); with ``--store
     REDIS_URL`` its proven root values also go to the store of exact values on that Redis
-    (under ``BOXFISH_KEY_PREFIX``), as an analysis's would."""
+    (under ``BOXFISH_KEY_PREFIX``), as an analysis's would. With ``--distributed``: the
+    solve spread over the workers of an RQ queue (:mod:`.solve_distributed`)."""
     from boxfish.engine.solve_cli import main as solve_main
 
+    if "--distributed" in argv:
+        from .solve_distributed import main as distributed_main
+        return distributed_main(argv)
     store_url = None
     if "--store" in argv:
         i = argv.index("--store")
@@ -151,19 +155,16 @@ def solve(argv: list[str]) -> int:
 def _store_solve(url: str, argv: list[str], result: dict) -> int:
     """Write a solve's ``result`` (``boxfish solve --json``'s) to the store of exact values on
     ``url``; returns how many move values went with it."""
-    from boxfish.engine import load_game
-    from boxfish.engine.cli import _parse_moves
     from boxfish.engine.solve_cli import _parser as solve_parser
+    from boxfish.engine.solve_cli import position
 
     from ..application.wiring import exact_values
     from ..store import connections
     from ..store.keys import KeySpace
 
     args = solve_parser().parse_args(argv)
-    game = load_game("dots-and-boxes", width=args.width, height=args.height)
-    state = game.from_lines(args.lines.strip()) if args.lines is not None else game.new_state()
-    for mv in _parse_moves(args.moves):
-        state.play(game.parse_move(mv))
+    state = position(args)
+    game = state.game
     settings = Settings(redis_url=url)
     exact = exact_values(connections.connect(settings).store, KeySpace(settings.key_prefix),
                          settings)

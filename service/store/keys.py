@@ -59,6 +59,19 @@ Stored analyses (answered from the store of exact values, with no job)::
     <prefix>:analysis:stored:<id>      String with a TTL (BOXFISH_RESULT_TTL_S): the
                                        analysis resource as JSON
 
+A distributed solve (``solve_results.SolveResults``, in the job queue's Redis)::
+
+    <prefix>:solve:bounds:<w>x<h>      Hash: position (hex of its search key) -> "lower upper
+                                       nodes jobs": the proven bounds of its value, and the
+                                       nodes and jobs spent on it (shared by every run on
+                                       that board size: a bound is a fact about a position)
+    <prefix>:solve:run:<run id>        Hash: nodes, jobs (a run's counters), started_at
+    <prefix>:solve:tests:<run id>      Hash: "<position hex>:<beta>" -> how many times that
+                                       subproblem test finished
+    <prefix>:solve:jobs:<run id>       Hash: position hex -> id of the RQ job testing it
+    <prefix>:solve:news:<run id>       List: one item per finished job (wakes the coordinator)
+    <prefix>:solve:alive:<job id>      String with a short TTL, refreshed by the running job
+
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 """
 
@@ -85,6 +98,7 @@ EXACT = "exact"
 EXACT_ENTRIES = "entries"
 EXACT_COSTS = "costs"
 EXACT_STATS = "stats"
+SOLVE = "solve"
 WEBHOOK_DELIVERIES = "webhook:deliveries"
 WEBHOOK_ENQUEUED = "webhook:enqueued"
 
@@ -147,6 +161,19 @@ class KeySpace:
         hash tag: one slot, so one script may touch all three)."""
         base = f"{self.prefix}:{{{EXACT}:{shard}}}"
         return f"{base}:{EXACT_ENTRIES}", f"{base}:{EXACT_COSTS}", f"{base}:{EXACT_STATS}"
+
+    def solve_bounds(self, width: int, height: int) -> str:
+        """The proven bounds of positions of a ``width`` x ``height`` board (a distributed
+        solve's results)."""
+        return f"{self.prefix}:{SOLVE}:bounds:{width}x{height}"
+
+    def solve_run(self, run_id: str, part: str) -> str:
+        """A distributed solve's ``part`` (``run``, ``tests``, ``jobs``, ``news``)."""
+        return f"{self.prefix}:{SOLVE}:{part}:{run_id}"
+
+    def solve_alive(self, job_id: str) -> str:
+        """The liveness key of a distributed solve's job."""
+        return f"{self.prefix}:{SOLVE}:alive:{job_id}"
 
     def webhook_deliveries(self, webhook_id: str) -> str:
         return f"{self.prefix}:{WEBHOOK_DELIVERIES}:{webhook_id}"
