@@ -37,10 +37,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dots_frontier_bench import positions  # noqa: E402
 from dots_solve_bench import say, table  # noqa: E402
 from dots_timed_bench import load_baseline  # noqa: E402
 
-from boxfish.engine.dots.positions import biased_play, safe_play  # noqa: E402
+from boxfish.engine.dots.positions import safe_play  # noqa: E402
 from boxfish.engine.dots.search import driver as current_driver  # noqa: E402
 from boxfish.engine.dots.search.board import tables  # noqa: E402
 
@@ -68,19 +69,6 @@ class Engine:
             threads=threads)
         return {"exact": a.exact, "s": round(time.perf_counter() - start, 2),
                 "nodes": a.nodes, "value": a.value}
-
-
-def quiet_positions(w: int, h: int, undrawn: int, n: int, seed: int) -> list[int]:
-    """``n`` positions without a box to take, alternately from safe and biased play."""
-    rng = random.Random(seed)
-    t = tables(w, h)
-    out: list[int] = []
-    while len(out) < n:
-        p = (safe_play(rng, w, h, undrawn) if len(out) % 2 == 0
-             else biased_play(rng, w, h, undrawn, rng.uniform(0.7, 0.9)))
-        if 3 not in t.valences(p.drawn):
-            out.append(p.drawn)
-    return out
 
 
 def playout_positions(w: int, h: int, lo: int, hi: int, n: int, seed: int):
@@ -154,8 +142,8 @@ def main() -> int:
     for row in args.rows.split(","):
         got = {e.name: [] for e in engines}
         if row == "heldout":
-            items = ([(5, 5, d) for d in quiet_positions(5, 5, 43, 3, args.seed)] +
-                     [(4, 5, d) for d in quiet_positions(4, 5, 40, 2, args.seed)])
+            items = ([(5, 5, d) for d in positions(5, 5, 43, 3, args.seed)] +
+                     [(4, 5, d) for d in positions(4, 5, 40, 2, args.seed)])
             for w, h, d in items:
                 for e in engines:
                     got[e.name].append(measure(row, f"{w}x{h}:{d:x}", e, w, h, d,
@@ -187,7 +175,7 @@ def main() -> int:
         else:
             size, undrawn = row.split("-")
             w, h = (int(x) for x in size.split("x"))
-            for d in quiet_positions(w, h, int(undrawn), 4, args.seed):
+            for d in positions(w, h, int(undrawn), 4, args.seed):
                 for e in engines:
                     got[e.name].append(measure(row, f"{d:x}", e, w, h, d, args.cap,
                                                args.threads, args.table_gb))

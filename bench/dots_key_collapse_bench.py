@@ -89,7 +89,7 @@ def forgetting_keys(t: Tables, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray
     has = iso.any(1)
     board = compiled.board(t)
     rest = np.array([board.key(int(k | x))[0] if h else int(k)
-                     for k, x, h in zip(keys, lines, has)], np.uint64)
+                     for k, x, h in zip(keys, lines, has, strict=True)], np.uint64)
     rows = np.concatenate([rest.view(np.uint8).reshape(n, 8),
                            codes.astype(np.uint8)], 1)
     return has, rows
