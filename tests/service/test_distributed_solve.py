@@ -135,13 +135,17 @@ def test_a_worker_killed_mid_job_changes_nothing(settings, redis_client, tmp_pat
         killed = _kill_a_worker_mid_job(own, procs, tmp_path)
         result, err = _result(proc, 300)
     assert result["value"] == reference_value(4, 4, drawn) == 0
-    assert "its worker died" in err
     position, beta = killed.args[2], killed.args[3]
-    done = SolveResults(redis_client, KeySpace(own.key_prefix)).tests_done(killed.args[4])
+    assert f"subproblem {position}: its worker died" in err, err
+    assert Job.fetch(killed.id, connection=redis_client).get_status() == "failed"
+    results = SolveResults(redis_client, KeySpace(own.key_prefix))
+    done = results.tests_done(killed.args[4])
     assert all(n == 1 for n in done.values()), done
-    bounds = SolveResults(redis_client, KeySpace(own.key_prefix)).bounds(
-        4, 4, [position])[position]
-    assert bounds[0] >= beta or bounds[1] < beta or done.get(f"{position}:{beta}") == 1
+    # The killed test is done again while it is wanted; by the time the dead worker is
+    # noticed the solve may have moved past it (a sibling refuted its parent's test).
+    if f"{position}:{beta}" in done:
+        lo, hi, _nodes, _jobs = results.bounds(4, 4, [position])[position]
+        assert lo >= beta or hi < beta, (lo, hi, beta)
 
 
 def test_a_coordinator_restarted_mid_solve_redoes_nothing(settings, redis_client, tmp_path):
