@@ -17,6 +17,8 @@ error                     raised when
 :class:`UrlRefused`       a webhook or callback URL the service will not call
 :class:`ConfigurationError`  the service cannot start with its settings (never an answer)
 :class:`SubproblemFailed`  a distributed solve's job failed too often (never an answer)
+:class:`FeedPositionInvalid`  a feed position that cannot be parsed
+:class:`FeedRewritten`    a feed read from a position whose history the feed no longer has
 ========================  =============================================================
 
 The application and store layers raise these and know nothing of HTTP; the HTTP layer
@@ -27,9 +29,9 @@ layer, no Flask and no Redis: every layer and the workers import it.
 from __future__ import annotations
 
 __all__ = [
-    "ConfigurationError", "Forbidden", "GameIdTaken", "GameNotFound", "IdempotencyKeyReused",
-    "NothingToReview", "NotFound", "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict",
-    "StaleHead", "SubproblemFailed",
+    "ConfigurationError", "FeedPositionInvalid", "FeedRewritten", "Forbidden", "GameIdTaken",
+    "GameNotFound", "IdempotencyKeyReused", "NothingToReview", "NotFound", "NotReplicated",
+    "QueueFull", "SeatTaken", "SerialConflict", "StaleHead", "SubproblemFailed",
     "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
 
@@ -177,3 +179,24 @@ class SubproblemFailed(RuntimeError):
     def __init__(self, position: str, failures: int, error: str) -> None:
         super().__init__(f"the subproblem {position} failed {failures} times: {error}")
         self.position, self.failures, self.error = position, failures, error
+
+
+class FeedPositionInvalid(ValueError):
+    """A feed position (``service.store.feed.FeedPosition``) that cannot be parsed."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(f"feed position {text!r}: {reason}")
+
+
+class FeedRewritten(Exception):
+    """A partition of the feed no longer has the entry a reader's position names (a failover
+    lost entries, and others may have taken their serials): read that partition from its
+    start again, and check what was derived from its games."""
+
+    def __init__(self, partition: int, serial: int) -> None:
+        self.partition = partition
+        self.serial = serial
+        super().__init__(f"feed partition {partition} no longer has the entry read at serial "
+                         f"{serial}")

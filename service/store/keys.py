@@ -1,21 +1,27 @@
 """Every Redis key the service writes, named once.
 
-Per-game keys share the hash tag ``{game:<id>}`` so that a game's log, metadata, idempotency
-records and webhook registrations live in one Redis Cluster slot (on one master) and the append
-script may touch them together::
+Games are spread over the feed's partitions (``feed.partition_of``: CRC-32 of the id, modulo
+``feed.FEED_PARTITIONS``). A partition's keys (its games' keys and its feed) share the hash tag
+``{games:<partition>}``, so that on a Redis Cluster they live in one slot (on one master) and
+the append script may write a move and its feed entry together::
 
-    <prefix>:{game:<id>}:log    Stream, one entry per move; entry id "<serial>-0"
-    <prefix>:{game:<id>}:meta   Hash: game, params, serial, status, token_sha256, created_at,
-                                head, engine (JSON {"seat", "time_ms"}; only in a game
-                                with an engine seat)
-    <prefix>:{game:<id>}:idem:<sha256 hex of the Idempotency-Key>
+    <prefix>:{games:<p>}:game:<id>:log    Stream, one entry per move; entry id "<serial>-0"
+    <prefix>:{games:<p>}:game:<id>:meta   Hash: game, params, serial, status, token_sha256,
+                                created_at, head, engine (JSON {"seat", "time_ms"}; only in a
+                                game with an engine seat)
+    <prefix>:{games:<p>}:game:<id>:idem:<sha256 hex of the Idempotency-Key>
                                 String "<body fingerprint> <serial>" with a TTL (the record
                                 expires: BOXFISH_IDEMPOTENCY_TTL_S, default 24 h)
-    <prefix>:{game:<id>}:webhooks
+    <prefix>:{games:<p>}:game:<id>:webhooks
                                 Hash: webhook id -> JSON (url, events, secret, created_at,
                                 active, disabled_reason, disabled_at): the game's webhook
                                 registrations, with the game (same slot, same master, its
                                 replicas)
+    <prefix>:{games:<p>}:feed   Stream: the partition's feed, one entry per game created and
+                                per move; entry id "<feed serial>-0", fields f (the feed's
+                                head after it), g (game id), k (created | move), e (the
+                                event's JSON, or the created game's), h (the game log's head
+                                after a move)
 
 The index of recent games (no hash tag: on a Redis Cluster it lives in a slot of its own,
 so it is written after the game's create script, as a separate command)::
@@ -80,8 +86,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from .feed import partition_of
+
 DEFAULT_PREFIX = "boxfish"
 
+GAMES = "games"
+GAME = "game"
+FEED = "feed"
 GAME_LOG = "log"
 GAME_META = "meta"
 GAME_IDEMPOTENCY = "idem"
@@ -110,7 +121,11 @@ class KeySpace:
     prefix: str = DEFAULT_PREFIX
 
     def _game(self, game_id: str, part: str) -> str:
-        return f"{self.prefix}:{{game:{game_id}}}:{part}"
+        return f"{self.prefix}:{{{GAMES}:{partition_of(game_id)}}}:{GAME}:{game_id}:{part}"
+
+    def feed(self, partition: int) -> str:
+        """The feed of a partition of the games (with its games, in their slot)."""
+        return f"{self.prefix}:{{{GAMES}:{partition}}}:{FEED}"
 
     def game_log(self, game_id: str) -> str:
         return self._game(game_id, GAME_LOG)

@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 
 from ..errors import (  # noqa: F401 - re-exported: the recorder's contract raises them
+    FeedRewritten,
     GameIdTaken,
     GameNotFound,
     IdempotencyKeyReused,
@@ -32,8 +33,21 @@ from ..errors import (  # noqa: F401 - re-exported: the recorder's contract rais
     StaleHead,
 )
 from .events import MoveEvent
+from .feed import (
+    FEED_CREATED,
+    FEED_MOVE,
+    FEED_PARTITIONS,
+    FeedEntry,
+    FeedPosition,
+    created_body,
+    next_feed_head,
+    partition_of,
+)
 from .game_meta import GameMeta
 from .webhook_registrations import InMemoryWebhookRegistrations
+
+#: How often :meth:`Recorder.follow_feed` looks for new entries while it waits, in seconds.
+FEED_POLL_S = 0.05
 
 #: How many of the newest games a recorder's :meth:`Recorder.recent_games` index keeps by
 #: default (the service passes ``Settings.recent_games_kept``).
@@ -125,6 +139,47 @@ class Recorder(ABC):
         ones come; games created in the same millisecond in any order). A game whose metadata
         is gone is skipped, so fewer than ``limit`` may come back although more exist."""
 
+    # -- the feed of every game (service.store.feed) ---------------------------------------
+
+    @abstractmethod
+    def read_feed(self, partition: int, after: tuple[int, str] | None = None,
+                  limit: int = 1000) -> list[FeedEntry]:
+        """Up to ``limit`` entries of ``partition``'s feed after the entry ``after`` names
+        (``(serial, head)``; None: from the start), in order. Raises
+        :class:`~service.errors.FeedRewritten` when the feed has no entry at that serial with
+        that head (a failover rewrote it)."""
+
+    def feed_heads(self) -> dict[int, tuple[int, str]]:
+        """The last (serial, head) of every partition's feed that has entries."""
+        out = {}
+        for p in range(FEED_PARTITIONS):
+            last = self._feed_last(p)
+            if last is not None:
+                out[p] = last
+        return out
+
+    @abstractmethod
+    def _feed_last(self, partition: int) -> tuple[int, str] | None:
+        """The last (serial, head) of ``partition``'s feed; None: empty."""
+
+    def follow_feed(self, position: FeedPosition, timeout_s: float, limit: int = 1000,
+                    poll_s: float = FEED_POLL_S) -> list[FeedEntry]:
+        """The entries after ``position`` in every partition (each partition's in order, the
+        partitions one after another), at most ``limit``; waits up to ``timeout_s`` for at
+        least one (polling every ``poll_s``; ``[]`` on timeout). Raises
+        :class:`~service.errors.FeedRewritten` for the first partition rewritten."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            out: list[FeedEntry] = []
+            for p in range(FEED_PARTITIONS):
+                if len(out) >= limit:
+                    break
+                out += self.read_feed(p, position.of(p), limit - len(out))
+            remaining = deadline - time.monotonic()
+            if out or remaining <= 0:
+                return out
+            time.sleep(min(poll_s, remaining))
+
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release resources (connections)."""
 
@@ -166,6 +221,13 @@ class InMemoryRecorder(Recorder):
         self._logs: dict[str, list[MoveEvent]] = {}
         #: game id -> key -> (fingerprint, serial, monotonic expiry or None)
         self._idem: dict[str, dict[str, tuple[str, int, float | None]]] = {}
+        self._feeds: list[list[FeedEntry]] = [[] for _ in range(FEED_PARTITIONS)]
+
+    def _feed_add(self, game_id: str, kind: str, body: str, game_head: str = "") -> None:
+        feed = self._feeds[partition_of(game_id)]
+        head = next_feed_head(feed[-1].head if feed else "", game_id, kind, body)
+        feed.append(FeedEntry(partition_of(game_id), len(feed) + 1, head, game_id, kind,
+                              body, game_head))
 
     def _record(self, game_id: str, key: str) -> tuple[str, int] | None:
         rec = self._idem[game_id].get(key)
@@ -183,6 +245,8 @@ class InMemoryRecorder(Recorder):
             self._meta[meta.game_id] = replace(meta, serial=0, head="")
             self._logs[meta.game_id] = []
             self._idem[meta.game_id] = {}
+            self._feed_add(meta.game_id, FEED_CREATED,
+                           created_body(meta.game, meta.params, meta.created_at))
 
     def get_meta(self, game_id: str) -> GameMeta:
         with self._cond:
@@ -209,6 +273,7 @@ class InMemoryRecorder(Recorder):
                 raise StaleHead(meta.serial)
             head = next_head(meta.head, event)
             log.append(replace(event, head=head))
+            self._feed_add(game_id, FEED_MOVE, event.to_json(), head)
             self._meta[game_id] = replace(meta, serial=event.serial, status=event.status,
                                           head=head)
             if idempotency_key is not None:
@@ -236,6 +301,22 @@ class InMemoryRecorder(Recorder):
             newest = sorted(reversed(list(self._meta.values())), key=lambda m: m.created_at,
                             reverse=True)
             return newest[:min(limit, self.recent_kept)]
+
+    def read_feed(self, partition, after=None, limit=1000):
+        with self._cond:
+            feed = self._feeds[partition]
+            start = 0
+            if after is not None:
+                serial, head = after
+                if serial > len(feed) or feed[serial - 1].head != head:
+                    raise FeedRewritten(partition, serial)
+                start = serial
+            return feed[start:start + limit]
+
+    def _feed_last(self, partition):
+        with self._cond:
+            feed = self._feeds[partition]
+            return (len(feed), feed[-1].head) if feed else None
 
     def wait(self, game_id, after, timeout_s):
         deadline = time.monotonic() + timeout_s

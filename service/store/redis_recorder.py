@@ -5,10 +5,11 @@ Layout (see :mod:`service.store.keys`): the log is a Stream whose entry ids are
 an id that is not greater than the last one; the metadata is a Hash; each idempotency record is
 a String with a TTL. The append is the Lua script :data:`APPEND_LUA`, run with ``EVALSHA``, so
 the serial check, the idempotency check, the ``XADD``, the metadata update and the record
-happen in one step, which also reads the game's webhook registrations
+happen in one step, which also writes the move's entry in the feed of every game
+(:mod:`service.store.feed`) and reads the game's webhook registrations
 (:mod:`service.store.webhook_registrations`) for the move's listeners. Every key of a game
-carries the hash tag ``{game:<id>}``: on a cluster they are in one slot, on one master, and
-the script may touch them together.
+carries the hash tag of its partition, ``{games:<p>}``, as its partition's feed does: on a
+cluster they are in one slot, on one master, and the script may touch them together.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from redis.exceptions import (
 
 from ..errors import GameIdTaken
 from .events import MoveEvent
+from .feed import FeedEntry, created_body, partition_of
 from .game_meta import EngineSeat, GameMeta
 from .keys import KeySpace
 from .recorder import (
     DEFAULT_RECENT_KEPT,
     Appended,
+    FeedRewritten,
     GameNotFound,
     IdempotencyKeyReused,
     NotReplicated,
@@ -52,8 +55,8 @@ from .recorder import (
 
 log = logging.getLogger(__name__)
 
-# KEYS: meta, log, idempotency record, and optionally the game's webhook registrations
-# (service.store.webhook_registrations).
+# KEYS: meta, log, idempotency record, the partition's feed, and optionally the game's webhook
+# registrations (service.store.webhook_registrations).
 # ARGV: as AppendArgs.argv() writes them, named at the top of the script.
 # Returns {'ok', new head, registration json, ...} (with the registrations' key: the game's
 #         webhook registrations, read in the same step, so that the move's listeners need no
@@ -63,8 +66,8 @@ log = logging.getLogger(__name__)
 # The meta's 'head' (recorder.next_head) names the log position: the script refuses an append
 # whose expected head is not the stored one ('stale'), and writes the new head with the serial.
 APPEND_LUA = """
-local meta_key, log_key, record_key = KEYS[1], KEYS[2], KEYS[3]
-local webhooks_key = KEYS[4]
+local meta_key, log_key, record_key, feed_key = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local webhooks_key = KEYS[5]
 local serial = ARGV[1]
 local idempotency_key = ARGV[2]
 local fingerprint = ARGV[3]
@@ -74,7 +77,8 @@ local record_ttl_ms = ARGV[6]
 local rewrite_record = ARGV[7] == '1'
 local check_head = ARGV[8] == '1'
 local expected_head = ARGV[9]
-
+local game_id = ARGV[10]
+%FEED_ADD%
 local cur = redis.call('HGET', meta_key, 'serial')
 if not cur then return {'nogame'} end
 if idempotency_key ~= '' then
@@ -93,6 +97,7 @@ if check_head and head ~= expected_head then return {'stale', cur} end
 local new = string.sub(redis.sha1hex(head .. '\\n' .. event_json), 1, 16)
 redis.call('XADD', log_key, serial .. '-0', 'e', event_json, 'h', new)
 redis.call('HSET', meta_key, 'serial', serial, 'status', status, 'head', new)
+feed_add(feed_key, game_id, 'move', event_json, new)
 if idempotency_key ~= '' then
   redis.call('SET', record_key, fingerprint .. ' ' .. serial, 'PX', record_ttl_ms)
 end
@@ -102,6 +107,25 @@ table.insert(reply, 1, new)
 table.insert(reply, 1, 'ok')
 return reply
 """
+
+
+# The feed entry of a step (service.store.feed): serial = the last entry's + 1, head chained as
+# feed.next_feed_head; fields f (feed head) first, so the last entry's head is its fields[2].
+FEED_ADD_LUA = """
+local function feed_add(feed_key, game_id, kind, body, game_head)
+  local last = redis.call('XREVRANGE', feed_key, '+', '-', 'COUNT', 1)[1]
+  local fserial, fhead = 0, ''
+  if last then
+    fserial = tonumber(string.match(last[1], '^(%d+)-'))
+    fhead = last[2][2]
+  end
+  local new = string.sub(redis.sha1hex(fhead .. '\\n' .. game_id .. '\\n' .. kind .. '\\n'
+                                       .. body), 1, 16)
+  redis.call('XADD', feed_key, (fserial + 1) .. '-0', 'f', new, 'g', game_id, 'k', kind,
+             'e', body, 'h', game_head)
+end
+"""
+APPEND_LUA = APPEND_LUA.replace("%FEED_ADD%", FEED_ADD_LUA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +150,13 @@ class AppendArgs:
     rewrite_record: bool
     #: The log's head at ``serial - 1`` the caller built its state to; None: not checked.
     expected_head: str | None
+    #: The game's id, written into its feed entry.
+    game_id: str
 
     def argv(self) -> list:
         return [self.serial, self.idempotency_key or "", self.fingerprint, self.event_json,
                 self.status, self.record_ttl_ms, _flag(self.rewrite_record),
-                _flag(self.expected_head is not None), self.expected_head or ""]
+                _flag(self.expected_head is not None), self.expected_head or "", self.game_id]
 
 
 def _flag(value: bool) -> str:
@@ -153,12 +179,16 @@ if redis.call('EXISTS', meta_key) == 0 then return {'nogame'} end
 return {'none'}
 """
 
-# KEYS: meta. ARGV: field, value, field, value, ... Returns 1 if created, 0 if the id is taken.
+# KEYS: meta, the partition's feed. ARGV: game id, the created entry's body (feed.created_body),
+# then field, value, field, value, ... Returns 1 if created, 0 if the id is taken.
 CREATE_LUA = """
+%FEED_ADD%
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+feed_add(KEYS[2], ARGV[1], 'created', ARGV[2], '')
 return 1
 """
+CREATE_LUA = CREATE_LUA.replace("%FEED_ADD%", FEED_ADD_LUA)
 
 #: Errors of a cluster node after which the slot table is refreshed and the script and WAIT
 #: are sent once more (to the slot's owner now). An ASK redirect is followed as such.
@@ -198,6 +228,21 @@ def _meta(game_id: str, raw: dict) -> GameMeta:
                     serial=int(d["serial"]), status=d["status"], head=d["head"],
                     engine=(EngineSeat.from_dict(json.loads(d["engine"]))
                             if "engine" in d else None))
+
+
+def _fields(raw: dict) -> dict:
+    return {_s(k): v for k, v in raw.items()}
+
+
+def _serial_of(entry_id) -> int:
+    return int(_s(entry_id).partition("-")[0])
+
+
+def _feed_entry(partition: int, entry_id, raw: dict) -> FeedEntry:
+    f = _fields(raw)
+    return FeedEntry(partition=partition, serial=_serial_of(entry_id), head=_s(f["f"]),
+                     game_id=_s(f["g"]), kind=_s(f["k"]), body=_s(f["e"]),
+                     game_head=_s(f["h"]))
 
 
 def _record(rec) -> tuple[str, int]:
@@ -293,8 +338,10 @@ class RedisRecorder(Recorder):
                   "serial": 0, "status": meta.status, "head": ""}
         if meta.engine is not None:
             fields["engine"] = json.dumps(meta.engine.to_dict(), sort_keys=True)
-        args = [x for kv in fields.items() for x in kv]
-        if not self._create(keys=[self.keys.game_meta(meta.game_id)], args=args):
+        args = [meta.game_id, created_body(meta.game, meta.params, meta.created_at),
+                *(x for kv in fields.items() for x in kv)]
+        keys = [self.keys.game_meta(meta.game_id), self.keys.feed(partition_of(meta.game_id))]
+        if not self._create(keys=keys, args=args):
             raise GameIdTaken(meta.game_id)
         self._index_recent(meta)
 
@@ -348,11 +395,12 @@ class RedisRecorder(Recorder):
             raise ValueError("empty idempotency key or a fingerprint with spaces")
         keys = [self.keys.game_meta(game_id), self.keys.game_log(game_id),
                 self.keys.idempotency_record(game_id, idempotency_key or ""),
-                self.keys.game_webhooks(game_id)]
+                self.keys.feed(partition_of(game_id)), self.keys.game_webhooks(game_id)]
         args = AppendArgs(serial=expected_serial, idempotency_key=idempotency_key,
                           fingerprint=fingerprint, event_json=event.to_json(),
                           status=event.status, record_ttl_ms=self._ttl_ms,
-                          rewrite_record=bool(self.min_replicas), expected_head=expected_head)
+                          rewrite_record=bool(self.min_replicas), expected_head=expected_head,
+                          game_id=game_id)
         try:
             res, acked = self._run(self._append, keys, args.argv())
         except (TryAgainError, ClusterError):
@@ -362,14 +410,14 @@ class RedisRecorder(Recorder):
             # exist: the script again without them. Nothing ran before (TRYAGAIN comes before
             # the script); a script that did run and lost its answer meets its own serial or
             # idempotency record, as any retry does.
-            keys = keys[:3]
+            keys = keys[:4]
             res, acked = self._run(self._append, keys, args.argv())
         tag = _s(res[0])
         if tag == "ok":
             self._check_replicated(event.serial, acked)
             return Appended(replace(event, head=_s(res[1])),
                             webhooks=tuple(json.loads(v) for v in res[2:])
-                            if len(keys) == 4 else None)
+                            if len(keys) == 5 else None)
         if tag == "nogame":
             raise GameNotFound(game_id)
         if tag == "conflict":
@@ -471,6 +519,36 @@ class RedisRecorder(Recorder):
                 c, asking, log, f"{after}-0", block))
             if res:
                 return [_event(fields) for _, fields in res[0][1]]
+
+    # -- the feed ------------------------------------------------------------------------
+
+    def read_feed(self, partition, after=None, limit=1000):
+        """One round trip: the entry ``after`` names (to check its head) and those after
+        it, in a pipeline on the node of the partition's slot."""
+        key = self.keys.feed(partition)
+        start = f"{after[0] + 1}-0" if after is not None else "-"
+
+        def fn(client, asking):
+            pipe = client.pipeline(transaction=False)
+            if asking:
+                pipe.execute_command("ASKING")
+            if after is not None:
+                pipe.xrange(key, f"{after[0]}-0", f"{after[0]}-0")
+            pipe.xrange(key, start, "+", count=limit)
+            return pipe.execute()
+
+        res = self._on_owner(key, fn)
+        if after is not None:
+            at = res[-2]
+            if not at or _s(_fields(at[0][1])["f"]) != after[1]:
+                raise FeedRewritten(partition, after[0])
+        return [_feed_entry(partition, entry_id, fields) for entry_id, fields in res[-1]]
+
+    def _feed_last(self, partition):
+        last = self.redis.xrevrange(self.keys.feed(partition), "+", "-", count=1)
+        if not last:
+            return None
+        return _serial_of(last[0][0]), _s(_fields(last[0][1])["f"])
 
     def _on_owner(self, key: str, fn):
         """``fn(client, asking)`` with a plain client of the server that holds ``key``: the

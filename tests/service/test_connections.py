@@ -38,6 +38,7 @@ from boxfish.service.http.errors import to_problem
 from boxfish.service.runtime.embedded_redis import redis_server_binary
 from boxfish.service.store import connections
 from boxfish.service.store.connections import store_unavailable
+from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import InMemoryRecorder, NotReplicated
 
 from .conftest import CheckedClient, stop_process
@@ -361,8 +362,9 @@ def test_the_app_on_a_one_node_cluster(settings, one_node_cluster, spec, monkeyp
         stream.close()
         assert b"id: 2" in first and b"event: move" in first
         # The store's keys are on the cluster, none on the queue's Redis.
-        assert one_node_cluster.client.exists(f"{s.key_prefix}:{{game:{gid}}}:log")
-        assert not services.queue_redis.exists(f"{s.key_prefix}:{{game:{gid}}}:log")
+        log_key = KeySpace(s.key_prefix).game_log(gid)
+        assert one_node_cluster.client.exists(log_key)
+        assert not services.queue_redis.exists(log_key)
     finally:
         services.redis.close()
         services.queue_redis.close()

@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.feed import partition_of
 from boxfish.service.store.game_meta import GameMeta
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import IdempotencyKeyReused, NotReplicated, SerialConflict
@@ -83,8 +84,9 @@ def test_a_games_keys_share_one_slot(cluster, keys):
     gid = "slot-check"
     slots = {cluster.keyslot(k) for k in (
         keys.game_meta(gid), keys.game_log(gid), keys.game_webhooks(gid),
-        keys.idempotency_record(gid, "some key"), keys.idempotency_record(gid, "{other}"))}
-    assert slots == {cluster.keyslot(f"{{game:{gid}}}")}
+        keys.idempotency_record(gid, "some key"), keys.idempotency_record(gid, "{other}"),
+        keys.feed(partition_of(gid)))}
+    assert slots == {cluster.keyslot(f"{{games:{partition_of(gid)}}}")}
     assert redis.cluster.key_slot(keys.game_log(gid).encode()) in slots
 
 

@@ -15,6 +15,7 @@ from boxfish.service.store.events import MoveEvent
 from boxfish.service.store.game_meta import EngineSeat, GameMeta
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.recorder import (
+    FeedRewritten,
     GameNotFound,
     IdempotencyKeyReused,
     InMemoryRecorder,
@@ -321,3 +322,94 @@ def test_recent_games_skips_a_game_whose_meta_is_gone(settings, redis_client):
     redis_client.delete(keys.game_meta(gone))
     assert redis_client.zscore(keys.games_recent(), gone) == 2
     assert [m.game_id for m in recorder.recent_games(10)] == [kept]
+
+
+# -- the feed of every game (service.store.feed) ---------------------------------------------
+
+def _read_all(recorder, position=None):
+    """Every entry after ``position`` (a FeedPosition), partition by partition."""
+    from boxfish.service.store.feed import FEED_PARTITIONS
+    out = []
+    for p in range(FEED_PARTITIONS):
+        after = position.of(p) if position is not None else None
+        while True:
+            got = recorder.read_feed(p, after, limit=7)
+            out += got
+            if not got:
+                break
+            after = got[-1].position
+    return out
+
+
+def test_the_feed_has_every_create_and_every_move_in_order(make_recorder):
+    from boxfish.service.store.feed import FeedPosition, next_feed_head, partition_of
+    recorder = make_recorder(own_keys=True)
+    games = [new_game(recorder) for _ in range(6)]
+    for serial in range(1, 4):
+        for gid in games:
+            recorder.append(gid, serial, ev(serial), idempotency_key=f"k{serial}",
+                            fingerprint="f")
+    # replays append nothing to the feed
+    recorder.append(games[0], 1, ev(1), idempotency_key="k1", fingerprint="f")
+    entries = _read_all(recorder)
+    assert len(entries) == 6 * 4
+    for gid in games:
+        mine = [e for e in entries if e.game_id == gid]
+        assert [e.kind for e in mine] == ["created", "move", "move", "move"]
+        assert mine[0].created == {"game": "dots-and-boxes", "params": {"width": 2, "height": 2},
+                                   "created_at": 1}
+        assert [e.event.serial for e in mine[1:]] == [1, 2, 3]
+        assert [e.event.head for e in mine[1:]] == [e.head for e in recorder.read(gid)]
+        assert {e.partition for e in mine} == {partition_of(gid)}
+    by_partition = {}
+    for e in entries:
+        by_partition.setdefault(e.partition, []).append(e)
+    for p, part in by_partition.items():
+        assert [e.serial for e in part] == list(range(1, len(part) + 1))
+        head = ""
+        for e in part:
+            head = next_feed_head(head, e.game_id, e.kind, e.body)
+            assert e.head == head
+        assert recorder.feed_heads()[p] == part[-1].position
+    # a reader resumes from a position: only what came after
+    position = FeedPosition()
+    for e in entries:
+        position = position.after(e)
+    assert FeedPosition.parse(str(position)) == position
+    late = new_game(recorder)
+    recorder.append(late, 1, ev(1))
+    assert [(e.game_id, e.kind) for e in _read_all(recorder, position)] == [
+        (late, "created"), (late, "move")]
+    assert [(e.game_id, e.kind) for e in recorder.follow_feed(position, 1.0)] == [
+        (late, "created"), (late, "move")]
+
+
+def test_a_feed_position_with_another_history_is_refused(make_recorder):
+    from boxfish.service.store.feed import partition_of
+    recorder = make_recorder(own_keys=True)
+    gid = new_game(recorder)
+    p = partition_of(gid)
+    serial, head = recorder.read_feed(p)[-1].position
+    with pytest.raises(FeedRewritten) as err:
+        recorder.read_feed(p, (serial, "0" * 16))
+    assert (err.value.partition, err.value.serial) == (p, serial)
+    with pytest.raises(FeedRewritten):
+        recorder.read_feed(p, (serial + 5, head))
+    assert recorder.read_feed(p, (serial, head)) == []
+
+
+def test_follow_feed_waits_for_an_entry(make_recorder):
+    from boxfish.service.store.feed import FeedPosition
+    recorder = make_recorder(own_keys=True)
+    gid = new_game(recorder)
+    position = FeedPosition()
+    for e in _read_all(recorder):
+        position = position.after(e)
+    assert recorder.follow_feed(position, 0.2) == []
+    timer = threading.Timer(0.3, lambda: recorder.append(gid, 1, ev(1)))
+    timer.start()
+    try:
+        got = recorder.follow_feed(position, 10.0)
+    finally:
+        timer.join()
+    assert [(e.game_id, e.event.serial) for e in got] == [(gid, 1)]

@@ -15,6 +15,7 @@ from boxfish import engine
 from boxfish.service.application.state_cache import StateCache
 from boxfish.service.config import Settings
 from boxfish.service.store.events import MoveEvent
+from boxfish.service.store.feed import partition_of
 from boxfish.service.store.keys import KeySpace
 
 
@@ -42,9 +43,10 @@ def test_event_round_trip():
 def test_keys_share_a_hash_tag():
     keys = KeySpace("bf")
     tagged = {keys.game_log("abc"), keys.game_meta("abc"), keys.idempotency_record("abc", "key"),
-              keys.game_webhooks("abc")}
-    assert all("{game:abc}" in k and k.startswith("bf:") for k in tagged)
-    assert len(tagged) == 4
+              keys.game_webhooks("abc"), keys.feed(partition_of("abc"))}
+    tag = f"{{games:{partition_of('abc')}}}"
+    assert all(tag in k and k.startswith("bf:") for k in tagged)
+    assert len(tagged) == 5
 
 
 def test_settings_from_environment(monkeypatch):
@@ -186,11 +188,11 @@ def test_the_append_scripts_arguments_are_named_as_its_encoder_names_them():
     names = [f.name for f in dataclasses.fields(AppendArgs)]
     assert [int(i) for _, i in read] == list(range(1, len(read) + 1))
     # The one field the script reads as two (whether to check it, and its value).
-    assert [n for n, _ in read] == [*names[:-1], "check_head", "expected_head"]
+    assert [n for n, _ in read] == [*names[:-2], "check_head", "expected_head", "game_id"]
     args = AppendArgs(serial=3, idempotency_key=None, fingerprint="fp", event_json="{}",
                       status="in_progress", record_ttl_ms=1000, rewrite_record=True,
-                      expected_head=None)
-    assert args.argv() == [3, "", "fp", "{}", "in_progress", 1000, "1", "", ""]
+                      expected_head=None, game_id="g1")
+    assert args.argv() == [3, "", "fp", "{}", "in_progress", 1000, "1", "", "", "g1"]
     assert dataclasses.replace(args, idempotency_key="k", rewrite_record=False,
                                expected_head="").argv()[1:] == [
-        "k", "fp", "{}", "in_progress", 1000, "", "1", ""]
+        "k", "fp", "{}", "in_progress", 1000, "", "1", "", "g1"]
