@@ -175,6 +175,10 @@ class Settings(BaseSettings):
     #: quarters of ``--threads`` unless given).
     sse_max_streams: int = Field(default=8, ge=1)
 
+    #: The operators' token: ``GET /v1/feed`` answers requests that carry it
+    #: (``Authorization: Bearer <token>``); unset, operator endpoints answer 403 to everyone.
+    operator_token: str | None = Field(default=None, repr=False, min_length=16)
+
     #: In-process LRU of rebuilt game states, in entries.
     state_cache_size: int = Field(default=1024, ge=1)
 

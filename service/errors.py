@@ -63,11 +63,14 @@ class Unauthorized(Exception):
 
 
 class Forbidden(Exception):
-    """A request carries a write token, but not this game's."""
+    """A request carries a write token, but not this game's (or, with ``title``
+    ``Operators only``, not the operator token)."""
 
-    def __init__(self, detail: str = "the token does not belong to this game") -> None:
+    def __init__(self, detail: str = "the token does not belong to this game",
+                 title: str = "Wrong write token") -> None:
         super().__init__(detail)
         self.detail = detail
+        self.title = title
 
 
 class GameIdTaken(ValueError):

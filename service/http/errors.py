@@ -107,7 +107,7 @@ PROBLEMS: tuple[tuple[type[BaseException], Callable[[Any], Problem]], ...] = (
         reason="no_moves")),
     (Unauthorized, lambda exc: Problem(401, "unauthorized", "Missing write token",
                                        exc.detail, headers=dict(_UNAUTHORIZED_HEADERS))),
-    (Forbidden, lambda exc: Problem(403, "forbidden", "Wrong write token", exc.detail)),
+    (Forbidden, lambda exc: Problem(403, "forbidden", exc.title, exc.detail)),
     (UnknownGame, lambda exc: invalid(str(exc), reason="unknown_game")),
     (WebhookLimit, lambda exc: invalid(f"{exc}; delete one first", reason="limit_exceeded")),
     (QueueFull, lambda exc: Problem(

@@ -21,6 +21,7 @@ import math
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ..errors import (  # noqa: F401 - re-exported: the recorder's contract raises them
@@ -163,15 +164,17 @@ class Recorder(ABC):
         """The last (serial, head) of ``partition``'s feed; None: empty."""
 
     def follow_feed(self, position: FeedPosition, timeout_s: float, limit: int = 1000,
-                    poll_s: float = FEED_POLL_S) -> list[FeedEntry]:
-        """The entries after ``position`` in every partition (each partition's in order, the
-        partitions one after another), at most ``limit``; waits up to ``timeout_s`` for at
-        least one (polling every ``poll_s``; ``[]`` on timeout). Raises
-        :class:`~service.errors.FeedRewritten` for the first partition rewritten."""
+                    poll_s: float = FEED_POLL_S,
+                    partitions: Iterable[int] | None = None) -> list[FeedEntry]:
+        """The entries after ``position`` in ``partitions`` (None: every one; each
+        partition's in order, the partitions one after another), at most ``limit``; waits up
+        to ``timeout_s`` for at least one (polling every ``poll_s``; ``[]`` on timeout).
+        Raises :class:`~service.errors.FeedRewritten` for the first partition rewritten."""
+        parts = range(FEED_PARTITIONS) if partitions is None else list(partitions)
         deadline = time.monotonic() + timeout_s
         while True:
             out: list[FeedEntry] = []
-            for p in range(FEED_PARTITIONS):
+            for p in parts:
                 if len(out) >= limit:
                     break
                 out += self.read_feed(p, position.of(p), limit - len(out))

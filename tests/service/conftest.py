@@ -65,6 +65,26 @@ def spec() -> OpenAPI:
     return OpenAPI.from_file_path(str(ROOT / "openapi.yaml"), config=config)
 
 
+def check_ndjson_lines(resp) -> None:
+    """Each line of an NDJSON response against the schema openapi.yaml gives its media type
+    (the schema of one line), with the document's ``$ref``s resolved."""
+    import jsonschema
+    import referencing
+    import yaml
+
+    document = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    op = document["paths"][resp.request.path][resp.request.method.lower()]
+    schema = op["responses"][str(resp.status_code)]["content"]["application/x-ndjson"]["schema"]
+    resource = referencing.Resource.from_contents(
+        document, default_specification=referencing.jsonschema.DRAFT202012)
+    registry = referencing.Registry().with_resource("urn:openapi", resource)
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": "urn:openapi#" + schema["$ref"].lstrip("#")}, registry=registry)
+    for line in resp.get_data(as_text=True).splitlines():
+        if line:
+            validator.validate(json.loads(line))
+
+
 class CheckedClient:
     """Flask's test client whose every response is validated against openapi.yaml."""
 
@@ -74,7 +94,9 @@ class CheckedClient:
 
     def open(self, *args, validate_spec=True, **kwargs):
         resp = self.client.open(*args, **kwargs)
-        if validate_spec and resp.mimetype != "text/event-stream":
+        if validate_spec and resp.mimetype == "application/x-ndjson":
+            check_ndjson_lines(resp)
+        elif validate_spec and resp.mimetype != "text/event-stream":
             # Response validation needs the request's method and path, not its body.
             environ = dict(resp.request.environ, CONTENT_LENGTH="0")
             environ["wsgi.input"] = io.BytesIO(b"")

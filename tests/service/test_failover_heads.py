@@ -21,6 +21,7 @@ from boxfish.service.http.app import create_app
 from boxfish.service.store.keys import KeySpace
 
 from .conftest import CheckedClient
+from .feed_check import OPERATOR_TOKEN, app_get, read_feed
 from .test_events import only, read_events
 
 #: Moves of a 2x2 game: three kept, one lost in the failover, one taking its serial.
@@ -34,7 +35,8 @@ def cluster_app(settings, redis_cluster, redis_client, spec):
     """The app on the shared cluster with ``min_replicas_ack=0``; the cluster made whole
     again afterwards (the killed master comes back as a replica)."""
     redis_cluster.ensure_healthy()
-    own = settings.model_copy(update={"min_replicas_ack": 0})
+    own = settings.model_copy(update={"min_replicas_ack": 0, "operator_token": OPERATOR_TOKEN,
+                                      "key_prefix": f"{settings.key_prefix}-heads"})
     store = redis_cluster.client(socket_timeout=5.0)
     app = create_app(own, connection=store, queue_connection=redis_client)
     try:
@@ -98,8 +100,11 @@ def test_a_lost_and_replaced_move_is_never_taken_for_the_one_the_client_saw(
         stream.close()
         assert [(e[0], e[2]["move"]) for e in events] == [("move", m) for m in (*KEPT, LOST)]
         held["event_id"] = events[2][1]
+        held["feed"] = read_feed(app_get(client))
+        assert [m for _, m, _ in held["feed"].moves[gid]] == [tuple(m) for m in (*KEPT, LOST)]
 
-    lose_next_write(redis_cluster, KeySpace(settings.key_prefix).game_log(gid), lost_write)
+    keys = KeySpace(app.extensions["boxfish"].settings.key_prefix)
+    lose_next_write(redis_cluster, keys.game_log(gid), lost_write)
 
     # The failover lost move 3; another move takes serial 3.
     assert client.get(f"/v1/games/{gid}/moves").json["serial"] == 2
@@ -139,3 +144,10 @@ def test_a_lost_and_replaced_move_is_never_taken_for_the_one_the_client_saw(
                       ).status_code == 404
     named = client.get(f"/v1/games/{gid}/board.svg?at={current.headers['ETag'].strip(chr(34))}")
     assert named.status_code == 200 and named.data == redrawn.data
+    # A reader of the feed resuming from its position after the lost move is told that the
+    # game's partition was rewritten, and reads it again: the game's moves as the log has
+    # them now, with the new head.
+    feed = read_feed(app_get(client), held["feed"])
+    assert [r["partition"] for r in feed.rewritten] == [held["feed"].partition_of[gid]]
+    assert [m for _, m, _ in feed.moves[gid]] == [tuple(m) for m in (*KEPT, REPLACING)]
+    assert feed.moves[gid][-1][2] == current.headers["ETag"].strip('"')

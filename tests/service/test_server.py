@@ -13,6 +13,7 @@ from boxfish import engine
 from boxfish.service.runtime.embedded_redis import EmbeddedRedis, free_port
 
 from .conftest import start_gunicorn, stop_process
+from .feed_check import OPERATOR_TOKEN, http_get, read_feed
 
 
 class Http:
@@ -143,7 +144,8 @@ def test_sixteen_threads_racing_on_one_game(server_url):
 def test_acknowledged_moves_survive_redis_restarts(settings, tmp_path):
     port = free_port()
     server = EmbeddedRedis(str(tmp_path / "data"), port=port).start()
-    own = settings.model_copy(update={"redis_url": server.url})
+    own = settings.model_copy(update={"redis_url": server.url,
+                                      "operator_token": OPERATOR_TOKEN})
     api_port = free_port()
     api = start_gunicorn(own, api_port, tmp_path / "api.log", threads=4)
     base = f"http://127.0.0.1:{api_port}"
@@ -166,7 +168,11 @@ def test_acknowledged_moves_survive_redis_restarts(settings, tmp_path):
         def stored():
             status, body, _ = client.request("GET", f"/v1/games/{gid}/moves")
             assert status == 200
-            return [(m["serial"], m["move"]) for m in body["moves"]]
+            moves = [(m["serial"], m["move"]) for m in body["moves"]]
+            # the feed has the same moves (written in the same step as each)
+            fed = read_feed(http_get(base)).moves[gid]
+            assert [(s, list(m)) for s, m, _ in fed] == moves
+            return moves
 
         play(8)
         server.stop()  # clean shutdown (SIGTERM)

@@ -6,6 +6,7 @@ Views are thin: parse and validate the request, call a service, shape the respon
 from __future__ import annotations
 
 import functools
+import hmac
 import re
 
 from flask import current_app, request
@@ -18,6 +19,8 @@ from ...errors import Forbidden, NotFound, Unauthorized
 from ..bodies import parse_int, parse_json, read_body
 from ..models import MAX_INT, GameChoice, param_names, with_params
 from ..problems import Problem, check_at_most, field_error, invalid, invalid_field
+
+OPERATORS_ONLY = "Operators only"
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -89,6 +92,28 @@ def write_token_required(view):
         if not token_matches(meta, token):
             raise Forbidden()
         return view(meta, **kwargs)
+
+    return checked
+
+
+def operator_token_required(view):
+    """Decorate an operators' view: it runs only for a request that carries the operator token
+    (``Authorization: Bearer <token>``, :attr:`Settings.operator_token`). Raises
+    :class:`~service.errors.Forbidden` (403) when no token is configured or another is sent,
+    :class:`~service.errors.Unauthorized` (401) without a Bearer token."""
+
+    @functools.wraps(view)
+    def checked(**kwargs):
+        configured = ctx().settings.operator_token
+        if configured is None:
+            raise Forbidden("operator endpoints are off on this server (no "
+                            "BOXFISH_OPERATOR_TOKEN)", OPERATORS_ONLY)
+        token = bearer_token(request.headers.get("Authorization"))
+        if token is None:
+            raise Unauthorized("send the operator token as 'Authorization: Bearer <token>'")
+        if not hmac.compare_digest(token.encode(), configured.encode()):
+            raise Forbidden("not the operator token", OPERATORS_ONLY)
+        return view(**kwargs)
 
     return checked
 
