@@ -37,6 +37,7 @@ from .failover_load import (
     compare_logs,
     fail_over_under_load,
 )
+from .feed_check import OPERATOR_TOKEN, http_get, read_feed
 
 PROBLEM = "application/problem+json"
 #: The API's Redis socket timeout in these tests, and its request timeout.
@@ -438,7 +439,9 @@ def test_a_master_failover_under_load_loses_no_acknowledged_move(
     monkeypatch.setenv("BOXFISH_REDIS_SOCKET_TIMEOUT_S", "2")
     monkeypatch.delenv("BOXFISH_REDIS_CLUSTER", raising=False)
     own = settings.model_copy(update={"redis_url": redis_cluster.url,
-                                      "request_timeout_s": REQUEST_TIMEOUT_S})
+                                      "request_timeout_s": REQUEST_TIMEOUT_S,
+                                      "operator_token": OPERATOR_TOKEN,
+                                      "key_prefix": f"{settings.key_prefix}-failover"})
     port = free_port()
     api = start_gunicorn(own, port, tmp_path / "api.log", threads=CLIENTS + 4)
     keys = KeySpace(own.key_prefix)
@@ -470,8 +473,11 @@ def test_a_master_failover_under_load_loses_no_acknowledged_move(
               f"{dict(ledger.problems)}; {len(ledger.acks)} moves acknowledged")
         check_answers(ledger, hung)
         with contextlib.closing(redis_cluster.client(decode_responses=True)) as store:
-            compare_logs(port, store, keys, ledger, [g["id"] for g in games])
+            logs = compare_logs(port, store, keys, ledger, [g["id"] for g in games])
         ledger.assert_no_loss()
+        # The feed has every game's log as it is (so every acknowledged move), positions too.
+        feed = read_feed(http_get(f"http://127.0.0.1:{port}"))
+        assert {g: feed.moves[g] for g in logs} == logs
         assert api.poll() is None
     finally:
         stop_process(api)
