@@ -99,18 +99,18 @@ def write_token_required(view):
 def operator_token_required(view):
     """Decorate an operators' view: it runs only for a request that carries the operator token
     (``Authorization: Bearer <token>``, :attr:`Settings.operator_token`). Raises
-    :class:`~service.errors.Forbidden` (403) when no token is configured or another is sent,
-    :class:`~service.errors.Unauthorized` (401) without a Bearer token."""
+    :class:`~service.errors.Unauthorized` (401) without a Bearer token, then
+    :class:`~service.errors.Forbidden` (403) when no token is configured or another is sent."""
 
     @functools.wraps(view)
     def checked(**kwargs):
+        token = bearer_token(request.headers.get("Authorization"))
+        if token is None:
+            raise Unauthorized("send the operator token as 'Authorization: Bearer <token>'")
         configured = ctx().settings.operator_token
         if configured is None:
             raise Forbidden("operator endpoints are off on this server (no "
                             "BOXFISH_OPERATOR_TOKEN)", OPERATORS_ONLY)
-        token = bearer_token(request.headers.get("Authorization"))
-        if token is None:
-            raise Unauthorized("send the operator token as 'Authorization: Bearer <token>'")
         if not hmac.compare_digest(token.encode(), configured.encode()):
             raise Forbidden("not the operator token", OPERATORS_ONLY)
         return view(**kwargs)
