@@ -37,6 +37,15 @@ def _moves() -> list:
     return moves
 
 
+def _board_size(name: str) -> int:
+    """A Dots-and-Boxes board's ``width`` or ``height`` (required for that game only, so its
+    absence is a position not named: ``invalid_position``)."""
+    if request.args.get(name) is None:
+        raise invalid_field(f"{name} is required for {DEFAULT_GAME}", ["query", name],
+                            "required for dots-and-boxes", "missing", "invalid_position")
+    return _size(name)
+
+
 @bp.get("/v1/explorer")
 def get_explorer():
     name = request.args.get("game", DEFAULT_GAME)
@@ -45,7 +54,7 @@ def get_explorer():
         raise invalid_field(f"unknown game {name!r}; known: {known}", ["query", "game"],
                             known, "literal_error", "unknown_game")
     if name == DEFAULT_GAME:
-        game = load_game(name, width=_size("width"), height=_size("height"))
+        game = load_game(name, width=_board_size("width"), height=_board_size("height"))
     else:
         game = load_game(name)
     state = replayed(game, _moves(), ["query", "moves"])
