@@ -40,6 +40,11 @@ SOLVE_QUEUED_PER_WORKER = 2
 SOLVE_MAX_FAILURES = 3
 
 
+#: The projections of the feed ``boxfish project NAME`` runs (docs/projections.md; their
+#: code: ``service.application.wiring.PROJECTIONS``).
+PROJECTION_NAMES = ("explorer",)
+
+
 def search_threads_for(workers: int) -> int:
     """The search threads of each of ``workers`` analysis workers sharing this machine: the
     CPUs this process may use, divided among them (at least 1)."""

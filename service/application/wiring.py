@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import redis
 
-from ..config import Settings
+from ..config import PROJECTION_NAMES, Settings
 from ..store import connections
 from ..store.exact_values import ExactValueStore
 from ..store.keys import KeySpace
@@ -146,8 +146,9 @@ def explorer_projection(settings: Settings) -> ExplorerProjection:
     return ExplorerProjection(max_moves=settings.explorer_max_moves)
 
 
-#: The projections ``boxfish project NAME`` runs, by name.
+#: The projections ``boxfish project NAME`` runs, by name (``config.PROJECTION_NAMES``).
 PROJECTIONS = {"explorer": explorer_projection}
+assert set(PROJECTIONS) == set(PROJECTION_NAMES)
 
 
 def projection_runner(settings: Settings, name: str,

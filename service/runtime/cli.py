@@ -30,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-from ..config import Settings, search_threads_for
+from ..config import PROJECTION_NAMES, Settings, search_threads_for
 
 #: this module, as ``python -m`` runs it in the processes ``boxfish serve`` starts
 CLI_MODULE = "boxfish.service.runtime.cli"
@@ -131,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _projection_names() -> list[str]:
-    from ..application.wiring import PROJECTIONS
-    return sorted(PROJECTIONS)
+    return list(PROJECTION_NAMES)
 
 
 def project(args) -> int:
