@@ -44,6 +44,7 @@ stream's ``game`` event (the server noticed the log rewritten under it) is hande
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -366,6 +367,17 @@ class Core:
         resp = yield from self._send("GET", api_path("games", game_id, "moves"),
                                      params={"after": after})
         return [Move.from_json(m) for m in resp.json()["moves"]]
+
+    def _explorer(self, game: str, width: int | None, height: int | None,
+                  moves) -> Operation[dict]:
+        params: dict = {"game": game, "moves": json.dumps([list(m) for m in moves],
+                                                          separators=(",", ":"))}
+        if width is not None:
+            params["width"] = width
+        if height is not None:
+            params["height"] = height
+        resp = yield from self._send("GET", api_path("explorer"), params=params)
+        return resp.json()
 
     def _play(self, game_id: str, move, serial: int | None, token: str | None,
               idempotency_key: str | None) -> Operation[Move]:

@@ -92,6 +92,11 @@ class AsyncClient(_core.Core):
         """:meth:`Client.moves <boxfish.client.Client.moves>`, awaited."""
         return await self._run(self._moves(game_id, after))
 
+    async def explorer(self, game: str = "dots-and-boxes", *, width: int | None = None,
+                       height: int | None = None, moves=()) -> dict:
+        """:meth:`Client.explorer <boxfish.client.Client.explorer>`, awaited."""
+        return await self._run(self._explorer(game, width, height, moves))
+
     async def play(self, game_id: str, move, serial: int | None = None, *,
                    token: str | None = None, idempotency_key: str | None = None) -> Move:
         """:meth:`Client.play <boxfish.client.Client.play>`, awaited: one

@@ -107,6 +107,15 @@ class Client(_core.Core):
         ``status``, which the server's list does not carry). Raises NotFound."""
         return self._run(self._moves(game_id, after))
 
+    def explorer(self, game: str = "dots-and-boxes", *, width: int | None = None,
+                 height: int | None = None, moves=()) -> dict:
+        """The opening explorer at the position ``moves`` (moves from the start, as lists or
+        tuples) reaches (``GET /v1/explorer``): the server's JSON, ``{"game", "params",
+        "serial", "to_move", "max_moves", "version", "games", "moves": [{"move", "games",
+        "wins", "draws", "mean_margin", "examples"}]}``, most played first (docs/explorer.md).
+        Raises InvalidRequest for a bad position."""
+        return self._run(self._explorer(game, width, height, moves))
+
     def play(self, game_id: str, move, serial: int | None = None, *, token: str | None = None,
              idempotency_key: str | None = None) -> Move:
         """Append ``move`` (e.g. ``[x, y, o]``, or ``[row, col]``) to the game, as its move

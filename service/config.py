@@ -40,6 +40,11 @@ SOLVE_QUEUED_PER_WORKER = 2
 SOLVE_MAX_FAILURES = 3
 
 
+#: The projections of the feed ``boxfish project NAME`` runs (docs/projections.md; their
+#: code: ``service.application.wiring.PROJECTIONS``).
+PROJECTION_NAMES = ("explorer",)
+
+
 def search_threads_for(workers: int) -> int:
     """The search threads of each of ``workers`` analysis workers sharing this machine: the
     CPUs this process may use, divided among them (at least 1)."""
@@ -129,6 +134,10 @@ class Settings(BaseSettings):
     #: How many of the newest games the index behind ``GET /v1/games`` keeps (a sorted set
     #: trimmed at each game created; older games stay readable by id, only not listed).
     recent_games_kept: int = Field(default=1000, ge=1, le=1_000_000)
+    #: The opening explorer (docs/explorer.md): how many moves into a game it goes (the
+    #: positions after 0 to this many - 1 moves, with the moves played from them). A change
+    #: makes the running projector build a new version (docs/projections.md).
+    explorer_max_moves: int = Field(default=12, ge=1, le=100)
     #: The store of exact values (service/store/exact_values.py), in the move store's Redis:
     #: its budget in MiB (BOXFISH_EXACT_STORE_MB; 0 turns it off). Past it, the cheapest
     #: proofs are evicted first.

@@ -14,17 +14,20 @@ from dataclasses import dataclass
 
 import redis
 
-from ..config import Settings
+from ..config import PROJECTION_NAMES, Settings
 from ..store import connections
 from ..store.exact_values import ExactValueStore
 from ..store.keys import KeySpace
+from ..store.projections import ProjectionStore
 from ..store.recorder import InMemoryRecorder, Recorder
 from ..store.redis_recorder import RedisRecorder
 from ..store.webhook_registrations import RedisWebhookRegistrations, WebhookRegistrations
 from .analyses import AnalysisService
 from .engine_seats import EngineSeatListener, EngineSeats
 from .exact_values import ExactValues
+from .explorer import Explorer, ExplorerProjection
 from .games import GameListener, GameService
+from .projections import ProjectionRunner
 from .reviews import ReviewService
 from .state_cache import StateCache
 from .webhooks import WebhookListener, Webhooks
@@ -99,6 +102,8 @@ class Backend:
     webhooks: Webhooks
     #: The store of exact values (None: turned off).
     exact_values: ExactValues | None
+    #: The opening explorer's reader (its projector: ``boxfish project explorer``).
+    explorer: Explorer
 
 
 def build(settings: Settings, connection: connections.StoreConnection | None = None,
@@ -132,4 +137,30 @@ def build(settings: Settings, connection: connections.StoreConnection | None = N
         games=game_service(settings, recorder, queue_connection, keys, registrations),
         analyses=analyses, reviews=ReviewService(analyses),
         engine_seats=EngineSeats(queue_connection, settings, keys), webhooks=webhooks,
-        exact_values=exact)
+        exact_values=exact,
+        explorer=Explorer(ProjectionStore(connection, keys), explorer_projection(settings)))
+
+
+def explorer_projection(settings: Settings) -> ExplorerProjection:
+    """The opening explorer's projection, as the settings shape it."""
+    return ExplorerProjection(max_moves=settings.explorer_max_moves)
+
+
+#: The projections ``boxfish project NAME`` runs, by name (``config.PROJECTION_NAMES``).
+PROJECTIONS = {"explorer": explorer_projection}
+assert set(PROJECTIONS) == set(PROJECTION_NAMES)
+
+
+def projection_runner(settings: Settings, name: str,
+                      connection: connections.StoreConnection | None = None,
+                      recorder: Recorder | None = None) -> ProjectionRunner:
+    """The runner of projection ``name`` (a key of :data:`PROJECTIONS`; KeyError otherwise)
+    on the move store (``connection`` defaults to ``settings``' store Redis, ``recorder`` to
+    the Redis recorder on it)."""
+    projection = PROJECTIONS[name](settings)
+    if connection is None:
+        connection = connections.store_connection(settings,
+                                                  connections.store_is_cluster(settings))
+    keys = KeySpace(settings.key_prefix)
+    recorder = recorder or redis_recorder(connection, keys, settings)
+    return ProjectionRunner(recorder, ProjectionStore(connection, keys), projection)

