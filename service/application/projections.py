@@ -31,14 +31,15 @@ import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 
 import redis
 
-from ..errors import FeedRewritten, GameNotFound
+from ..errors import FeedRewritten
 from ..store.events import MoveEvent
 from ..store.feed import FEED_MOVE, FEED_PARTITIONS
 from ..store.game_meta import GameMeta
-from ..store.projections import Changes, ProjectionStore, Versions
+from ..store.projections import Apply, Changes, ProjectionStore, Versions
 from ..store.recorder import Recorder
 
 log = logging.getLogger(__name__)
@@ -229,11 +230,24 @@ class ProjectionRunner:
                 last.pop(entry.game_id, None)
                 last[entry.game_id] = i
         games = list(last.items())
-        ledger = self.store.ledger(self.name, version, partition, [g for g, _ in games])
+        ids = [g for g, _ in games]
+        ledger = self.store.ledger(self.name, version, partition, ids)
+        plans: list[tuple[int, Apply]] = []
+        for (game_id, i), entry, got in zip(games, ledger, self.recorder.read_games(ids),
+                                            strict=True):
+            plan = self._plan(game_id, entry, *self._source_of(game_id, got))
+            if plan is not None:
+                plans.append((i, replace(plan, checkpoint=entries[i].position)))
+        done = self.store.apply_many(self.name, version, partition, [a for _, a in plans],
+                                     self.projection.sample_cap)
         carried = False
-        for (game_id, i), entry in zip(games, ledger, strict=True):
-            applied = self._project(version, partition, game_id, entry, entries[i].position)
-            carried = applied and i == len(entries) - 1
+        for (i, plan), ok in zip(plans, done, strict=True):
+            if ok:
+                self._count(plan)
+            else:  # another projector changed the entry: project it again, alone
+                entry = self.store.ledger(self.name, version, partition, [plan.game_id])[0]
+                ok = self._project(version, partition, plan.game_id, entry, plan.checkpoint)
+            carried = carried or (ok and i == len(entries) - 1)
         if not carried:
             self.store.set_checkpoint(self.name, version, partition, entries[-1].position)
         return len(entries)
@@ -248,23 +262,36 @@ class ProjectionRunner:
             self._project(version, partition, game_id, entry, None)
         self.store.set_checkpoint(self.name, version, partition, None)
 
-    def _stored(self, game_id: str) -> tuple[str, str | None]:
-        """The game's log head and source as stored now (``("", None)``: no such game)."""
-        try:
-            meta = self.recorder.get_meta(game_id)
-        except GameNotFound:
+    def _source_of(self, game_id: str, got: tuple[GameMeta, list[MoveEvent]] | None
+                   ) -> tuple[str, str | None]:
+        """The game's log head and source, from its metadata and log read together
+        (``Recorder.read_games``; None: no such game, ``("", None)``)."""
+        if got is None:
             return "", None
+        meta, events = got
         if meta.status != "finished":
             return meta.head, None
-        events = self.recorder.read(game_id)
-        if not events or events[-1].head != meta.head:
-            # Moved on between the two reads (a failover): a later entry, or a
-            # reconciliation, sees it again.
-            meta = self.recorder.get_meta(game_id)
-            events = self.recorder.read(game_id)
-            if meta.status != "finished" or not events or events[-1].head != meta.head:
-                return meta.head, None
         return meta.head, self.projection.source(game_id, meta, events)
+
+    def _plan(self, game_id: str, entry: str, head: str, source: str | None) -> Apply | None:
+        """The apply that makes the version count ``game_id`` with ``head`` and ``source``
+        as stored, given its ledger ``entry`` ('' for none); None: nothing to change."""
+        old_head, old_source = split_ledger_entry(entry)
+        if source is None and old_source is None:
+            return None
+        if source is not None and old_source is not None and head == old_head:
+            return None
+        p = self.projection
+        changes = net_changes(
+            p.changes(game_id, old_source) if old_source is not None else None,
+            p.changes(game_id, source) if source is not None else None)
+        value = ledger_entry(head, source) if source is not None else ""
+        return Apply(game_id, entry, value, changes, None)
+
+    def _count(self, plan: Apply) -> None:
+        self.stats["applies"] += 1
+        if plan.expected:
+            self.stats["retractions"] += 1
 
     def _project(self, version: int, partition: int, game_id: str, entry: str,
                  checkpoint: tuple[int, str] | None) -> bool:
@@ -272,22 +299,14 @@ class ProjectionRunner:
         ('' for none); with ``checkpoint``, set the partition's in the same step. Returns
         whether anything was written."""
         for _ in range(APPLY_ATTEMPTS):
-            head, source = self._stored(game_id)
-            old_head, old_source = split_ledger_entry(entry)
-            if source is None and old_source is None:
+            got = self.recorder.read_games([game_id])[0]
+            plan = self._plan(game_id, entry, *self._source_of(game_id, got))
+            if plan is None:
                 return False
-            if source is not None and old_source is not None and head == old_head:
-                return False
-            p = self.projection
-            changes = net_changes(
-                p.changes(game_id, old_source) if old_source is not None else None,
-                p.changes(game_id, source) if source is not None else None)
-            value = ledger_entry(head, source) if source is not None else ""
-            if self.store.apply(self.name, version, partition, game_id, entry, value,
-                                changes, checkpoint, p.sample_cap):
-                self.stats["applies"] += 1
-                if old_source is not None:
-                    self.stats["retractions"] += 1
+            plan = replace(plan, checkpoint=checkpoint)
+            if self.store.apply_many(self.name, version, partition, [plan],
+                                     self.projection.sample_cap)[0]:
+                self._count(plan)
                 return True
             entry = self.store.ledger(self.name, version, partition, [game_id])[0]
         raise RuntimeError(f"projection {self.name}: the ledger entry of {game_id} kept "

@@ -51,11 +51,12 @@ class MoveEvent:
         }, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> MoveEvent:
+    def from_json(cls, text: str | bytes, head: str | None = None) -> MoveEvent:
+        """The event stored as ``text``, with the log's ``head`` after it if given."""
         d = json.loads(text)
         return cls(serial=d["s"], move=tuple(d["m"]), player=d["p"], completed=d["c"],
                    scores=tuple(d["sc"]) if d["sc"] is not None else None, to_move=d["tm"],
-                   status=d["st"], at=d["at"])
+                   status=d["st"], at=d["at"], head=head)
 
     def summary(self) -> dict:
         """The entry of ``GET /v1/games/{id}/moves``."""

@@ -168,6 +168,19 @@ class Changes:
 
 
 @dataclass(frozen=True, slots=True)
+class Apply:
+    """One apply (:meth:`ProjectionStore.apply`): if ``game_id``'s ledger entry is
+    ``expected``, ``changes``, the entry set to ``ledger_value``, and the partition's
+    checkpoint set to ``checkpoint`` (None: left)."""
+
+    game_id: str
+    expected: str
+    ledger_value: str
+    changes: Changes
+    checkpoint: tuple[int, str] | None
+
+
+@dataclass(frozen=True, slots=True)
 class Versions:
     """A projection's pointer: the version readers read (None: none built yet) and the one
     being built (None: none asked for)."""
@@ -271,6 +284,32 @@ class ProjectionStore:
         the entry to ``ledger_value`` ('' removes it) and ``partition``'s checkpoint to
         ``checkpoint`` (None: leave it). Returns False, changing nothing, when the entry is
         another (a concurrent projector's apply: read it again)."""
+        keys, argv = self._apply_call(name, version, partition, Apply(
+            game_id, expected, ledger_value, changes, checkpoint), sample_cap)
+        return _s(self._apply(keys=keys, args=argv)[0]) == "ok"
+
+    def apply_many(self, name: str, version: int, partition: int, applies: list[Apply],
+                   sample_cap: int) -> list[bool]:
+        """:meth:`apply` of each of ``applies`` in order, in one pipeline (one round trip,
+        and one fsync of an ``appendfsync always`` server); each is its own step. Returns
+        what each returned."""
+        if not applies:
+            return []
+        calls = [self._apply_call(name, version, partition, a, sample_cap) for a in applies]
+        client = self.redis
+        if self.cluster:  # every key of a version is in one slot: a plain client of its node
+            node = self.redis.get_node_from_key(calls[0][0][0])
+            client = self.redis.get_redis_connection(node)
+        pipe = client.pipeline(transaction=False)
+        for keys, argv in calls:
+            self._apply(keys=keys, args=argv, client=pipe)
+        return [_s(res[0]) == "ok" for res in pipe.execute()]
+
+    def _apply_call(self, name: str, version: int, partition: int, a: Apply,
+                    sample_cap: int) -> tuple[list[str], list]:
+        """The keys and arguments of :data:`APPLY_LUA` for ``a``."""
+        game_id, expected, ledger_value, changes, checkpoint = (
+            a.game_id, a.expected, a.ledger_value, a.changes, a.checkpoint)
         buckets: dict[str, int] = {}
 
         def index(bucket: str) -> int:
@@ -288,8 +327,7 @@ class ProjectionStore:
         keys = [self.keys.projection_ledger(name, version, partition),
                 self.keys.projection_checkpoints(name, version),
                 *(self.keys.projection_bucket(name, version, b) for b in buckets)]
-        res = self._apply(keys=keys, args=args.argv())
-        return _s(res[0]) == "ok"
+        return keys, args.argv()
 
     def set_checkpoint(self, name: str, version: int, partition: int,
                        checkpoint: tuple[int, str] | None) -> None:

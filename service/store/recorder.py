@@ -133,6 +133,22 @@ class Recorder(ABC):
         """Like ``read(game_id, after)`` but blocks up to ``timeout_s`` until there is at least
         one event; returns ``[]`` on timeout."""
 
+    def read_games(self, game_ids: list[str]) -> list[tuple[GameMeta, list[MoveEvent]] | None]:
+        """Each game's metadata and whole log, each game's two read in one step (the log's
+        last head is the metadata's), None for a game not found. Backends may read many
+        games in one round trip."""
+        out = []
+        for game_id in game_ids:
+            try:
+                while True:
+                    meta, events = self.get_meta(game_id), self.read(game_id)
+                    if (events[-1].head if events else "") == meta.head:
+                        break
+                out.append((meta, events))
+            except GameNotFound:
+                out.append(None)
+        return out
+
     @abstractmethod
     def recent_games(self, limit: int) -> list[GameMeta]:
         """The metadata of up to ``limit`` (>= 1) games, newest ``created_at`` first, from an

@@ -214,10 +214,8 @@ def _s(v) -> str:
 def _event(fields: dict) -> MoveEvent:
     """The event of a log entry, with the head written beside it (``h``)."""
     if b"e" in fields:
-        event, head = fields[b"e"], fields[b"h"]
-    else:
-        event, head = fields["e"], fields["h"]
-    return replace(MoveEvent.from_json(event), head=_s(head))
+        return MoveEvent.from_json(fields[b"e"], fields[b"h"].decode())
+    return MoveEvent.from_json(fields["e"], fields["h"])
 
 
 def _meta(game_id: str, raw: dict) -> GameMeta:
@@ -239,10 +237,9 @@ def _serial_of(entry_id) -> int:
 
 
 def _feed_entry(partition: int, entry_id, raw: dict) -> FeedEntry:
-    f = _fields(raw)
-    return FeedEntry(partition=partition, serial=_serial_of(entry_id), head=_s(f["f"]),
-                     game_id=_s(f["g"]), kind=_s(f["k"]), body=_s(f["e"]),
-                     game_head=_s(f["h"]))
+    f = raw if b"f" in raw else {k.encode(): v.encode() for k, v in raw.items()}
+    return FeedEntry(partition, _serial_of(entry_id), f[b"f"].decode(), f[b"g"].decode(),
+                     f[b"k"].decode(), f[b"e"].decode(), f[b"h"].decode())
 
 
 def _record(rec) -> tuple[str, int]:
@@ -543,6 +540,35 @@ class RedisRecorder(Recorder):
             if not at or _s(_fields(at[0][1])["f"]) != after[1]:
                 raise FeedRewritten(partition, after[0])
         return [_feed_entry(partition, entry_id, fields) for entry_id, fields in res[-1]]
+
+    def read_games(self, game_ids):
+        """One transaction (``MULTI``: each partition's games read at one instant) per
+        partition named: every game's ``HGETALL`` of its metadata and ``XRANGE`` of its log
+        (a partition's keys are in one slot, so on one node)."""
+        by_partition: dict[int, list[str]] = {}
+        for game_id in dict.fromkeys(game_ids):
+            by_partition.setdefault(partition_of(game_id), []).append(game_id)
+        found: dict[str, tuple[GameMeta, list[MoveEvent]] | None] = {}
+        for ids in by_partition.values():
+
+            def fn(client, asking, ids=ids):
+                if asking:  # a slot migrating: one game at a time, as the base class does
+                    return None
+                pipe = client.pipeline(transaction=True)
+                for game_id in ids:
+                    pipe.hgetall(self.keys.game_meta(game_id))
+                    pipe.xrange(self.keys.game_log(game_id))
+                return pipe.execute()
+
+            res = self._on_owner(self.keys.game_meta(ids[0]), fn)
+            if res is None:
+                found.update(zip(ids, super().read_games(ids), strict=True))
+                continue
+            for i, game_id in enumerate(ids):
+                raw, entries = res[2 * i], res[2 * i + 1]
+                found[game_id] = ((_meta(game_id, raw), [_event(f) for _, f in entries])
+                                  if raw else None)
+        return [found[g] for g in game_ids]
 
     def _feed_last(self, partition):
         last = self.redis.xrevrange(self.keys.feed(partition), "+", "-", count=1)

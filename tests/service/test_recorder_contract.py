@@ -413,3 +413,20 @@ def test_follow_feed_waits_for_an_entry(make_recorder):
     finally:
         timer.join()
     assert [(e.game_id, e.event.serial) for e in got] == [(gid, 1)]
+
+
+def test_read_games_gives_each_games_metadata_and_log_together(recorder):
+    games = [new_game(recorder) for _ in range(5)]
+    for i, gid in enumerate(games):
+        for serial in range(1, i + 1):
+            recorder.append(gid, serial, ev(serial))
+    got = recorder.read_games([games[3], "no-such-game", *games])
+    assert got[1] is None
+    for gid, pair in zip([games[3], None, *games], got, strict=True):
+        if gid is None:
+            continue
+        meta, events = pair
+        assert meta == recorder.get_meta(gid)
+        assert events == recorder.read(gid)
+        assert [e.head for e in events] == [e.head for e in recorder.read(gid)]
+        assert (events[-1].head if events else "") == meta.head
