@@ -11,6 +11,11 @@ It starts ``boxfish serve`` itself (embedded Redis, one idle analysis worker). W
 too, alternating with this one, so the two are compared in the same run:
 
     python bench/mixed_load_bench.py [--seconds 10] [--rounds 2] [--old-src DIR]
+
+With ``--explorer-lag`` (this version only: ``boxfish serve`` runs the projector), one more
+thread finishes 1x1 games (4 moves each) during the load, and after each game's last move
+polls ``GET /v1/explorer`` of the 1x1 board until it counts the game: the projection lag,
+from the move's 201 to the explorer answering with it, p50/p99/max (issue 35's figure).
 """
 
 from __future__ import annotations
@@ -34,7 +39,32 @@ GAMES = 16
 THREADS = 16
 
 
-def run_load(base: str, seconds: float, seed: int) -> dict:
+PROBE_MOVES = ([1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 2])  # the 4 lines of a 1x1 board
+EXPLORER_ROOT = "/v1/explorer?game=dots-and-boxes&width=1&height=1&moves=[]"
+
+
+def probe_explorer(base: str, stop: list[float], lags: list[float]) -> None:
+    """Finish 1x1 games until ``stop``; after each, poll the explorer (every 5 ms) until it
+    counts one game more; append each lag in seconds."""
+    client = Client(base)
+    while time.perf_counter() < stop[0]:
+        status, root = client.call("GET", EXPLORER_ROOT)
+        assert status == 200, root
+        status, game = client.call("POST", "/v1/games",
+                                   {"game": "dots-and-boxes", "width": 1, "height": 1})
+        auth = {"Authorization": f"Bearer {game['write_token']}"}
+        for move in PROBE_MOVES:
+            status, body = client.call("POST", f"/v1/games/{game['id']}/moves",
+                                       {"move": move}, auth)
+            assert status == 201, body
+        t0 = time.perf_counter()
+        while client.call("GET", EXPLORER_ROOT)[1]["games"] == root["games"]:
+            assert time.perf_counter() - t0 < 30, "the explorer never counted the game"
+            time.sleep(0.005)
+        lags.append(time.perf_counter() - t0)
+
+
+def run_load(base: str, seconds: float, seed: int, explorer_lag: bool = False) -> dict:
     game = engine.load_game("dots-and-boxes", width=SIZE, height=SIZE)
     games = create_games(base, GAMES, SIZE)
     appends: list[float] = []
@@ -87,6 +117,11 @@ def run_load(base: str, seconds: float, seed: int) -> dict:
         t.start()
     stop[0] = time.perf_counter() + seconds
     barrier.wait()
+    lags: list[float] = []
+    if explorer_lag:
+        prober = threading.Thread(target=probe_explorer, args=(base, stop, lags))
+        prober.start()
+        threads.append(prober)
     t0 = time.perf_counter()
     for t in threads:
         t.join()
@@ -96,12 +131,17 @@ def run_load(base: str, seconds: float, seed: int) -> dict:
             "append_p99_ms": pct(appends, 99) * 1000 if appends else float("nan"),
             "read_p99_ms": pct(reads, 99) * 1000 if reads else float("nan"),
             "reads_per_s": len(reads) / elapsed,
+            **({"explorer_lag_p50_ms": pct(lags, 50) * 1000,
+                "explorer_lag_p99_ms": pct(lags, 99) * 1000,
+                "explorer_lag_max_ms": max(lags) * 1000, "explorer_games": len(lags)}
+               if lags else {}),
             "5xx": sum(1 for b in bad if b[1] >= 500),
             "other_bad": sum(1 for b in bad if b[1] < 500),
             "first_bad": bad[0] if bad else None}
 
 
-def serve_and_load(seconds: float, seed: int, pythonpath: str | None) -> dict:
+def serve_and_load(seconds: float, seed: int, pythonpath: str | None,
+                   explorer_lag: bool = False) -> dict:
     env_before = os.environ.get("PYTHONPATH")
     if pythonpath:
         os.environ["PYTHONPATH"] = pythonpath
@@ -116,7 +156,7 @@ def serve_and_load(seconds: float, seed: int, pythonpath: str | None) -> dict:
         else:
             os.environ["PYTHONPATH"] = env_before
     try:
-        return run_load(f"http://127.0.0.1:{port}", seconds, seed)
+        return run_load(f"http://127.0.0.1:{port}", seconds, seed, explorer_lag)
     finally:
         import signal
         os.killpg(proc.pid, signal.SIGTERM)
@@ -130,6 +170,8 @@ def main() -> int:
     p.add_argument("--old-src", help="an earlier checkout to compare with, alternating")
     p.add_argument("--old-hide", default="", help="comma-separated modules the old version "
                    "runs without (e.g. hiredis, which redis-py uses whenever it can)")
+    p.add_argument("--explorer-lag", action="store_true",
+                   help="this version: measure the explorer's projection lag during the load")
     args = p.parse_args()
     versions = [("this version", None)]
     if args.old_src:
@@ -137,7 +179,7 @@ def main() -> int:
     results: dict[str, list[dict]] = {name: [] for name, _ in versions}
     for r in range(args.rounds):
         for name, path in versions:
-            res = serve_and_load(args.seconds, r, path)
+            res = serve_and_load(args.seconds, r, path, args.explorer_lag and path is None)
             results[name].append(res)
             print(f"round {r + 1} {name}: " + json.dumps(
                 {k: (round(v, 1) if isinstance(v, float) else v) for k, v in res.items()}),
@@ -153,6 +195,13 @@ def main() -> int:
               f"{med('append_p99_ms'):>8.1f} {med('reads_per_s'):>8.0f} "
               f"{med('read_p99_ms'):>9.1f} {sum(r['5xx'] for r in rs):>5} "
               f"{sum(r['other_bad'] for r in rs):>5}")
+    lag = [r for r in results["this version"] if "explorer_lag_p99_ms" in r]
+    if lag:
+        print(f"\nexplorer lag, 201 of a game's last move to GET /v1/explorer counting it, "
+              f"during the load: p50 {statistics.median(r['explorer_lag_p50_ms'] for r in lag):.0f}"
+              f" ms, p99 {max(r['explorer_lag_p99_ms'] for r in lag):.0f} ms (the worst "
+              f"round's), max {max(r['explorer_lag_max_ms'] for r in lag):.0f} ms, over "
+              f"{sum(r['explorer_games'] for r in lag)} games")
     return 0
 
 
