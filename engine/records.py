@@ -61,7 +61,8 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 _WORD = re.compile(r"\S+")
 _ESCAPED = re.compile(r'\\(["\\])')
-_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S+)")
+_VALUE_KEY = r"[A-Za-z_][A-Za-z0-9_]*"
+_VALUE = re.compile(rf"({_VALUE_KEY})=(\S+)")
 
 
 @dataclass
@@ -253,7 +254,7 @@ def parse_record(text: str, *, check: bool = True) -> Record:
             result_token = m.group()
         elif kind == "marker":
             if turn_open:
-                raise RecordError("syntax", f"turn marker {m.group()!r} follows a turn with "
+                raise RecordError("turn", f"turn marker {m.group()!r} follows a turn with "
                                   "no move", move=number, line=_line(text, pos))
             k = len(turn_starts)
             expected = f"{k // 2 + 1}{'.' if k % 2 == 0 else '...'}"
@@ -343,7 +344,7 @@ def _comment_text(value: str | Mapping[str, object]) -> str:
         words = []
         for k, v in value.items():
             shown = format_move(v) if isinstance(v, (list, tuple)) else str(v)
-            if not _KEY.fullmatch(str(k)) or not shown or any(c.isspace() for c in shown):
+            if not re.fullmatch(_VALUE_KEY, str(k)) or not shown or any(c.isspace() for c in shown):
                 raise ValueError(f"a comment value is key=value without spaces, not "
                                  f"{k!r}={shown!r}")
             words.append(f"{k}={shown}")
@@ -370,7 +371,7 @@ def write_record(game: Game, moves: Sequence[Sequence[int]], *,
     state = game.new_state()
     turns: list[list[str]] = []
     comments = dict(comments or {})
-    for number, value in comments.items():
+    for number in comments:
         if type(number) is not int or not 0 <= number <= len(moves):
             raise ValueError(f"a comment on move {number!r}, of {len(moves)} moves")
     player = None
