@@ -62,8 +62,19 @@ def create_app(settings: Settings | None = None,
     app.json.sort_keys = False
     app.extensions["boxfish"] = services
 
-    from .views import analyses, games, moves, ops, pages, pictures, positions, reviews
+    from .views import (
+        GameIdConverter,
+        analyses,
+        games,
+        moves,
+        ops,
+        pages,
+        pictures,
+        positions,
+        reviews,
+    )
     from .views import webhooks as webhook_views
+    app.url_map.converters["game_id"] = GameIdConverter
     for module in (games, moves, analyses, reviews, positions, pictures, webhook_views, ops,
                    pages):
         app.register_blueprint(module.bp)

@@ -236,3 +236,15 @@ def test_the_writer_refuses_what_it_cannot_write():
         write_record(game, [(1, 1, 1)], headers={"Player0": "two\nlines"})
     with pytest.raises(ValueError):
         write_record(game, [(1, 1, 1)], comments={2: "after no move"})
+
+
+def test_the_examples_of_the_docs_read():
+    """Every ``text`` block of docs/records.md is a record that a checked parse takes."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "records.md").read_text()
+    blocks = re.findall(r"```text\n(.*?)```", doc, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        assert parse_record(block).state is not None

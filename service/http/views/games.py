@@ -94,7 +94,7 @@ def list_games():
     return {"games": [_listed(meta) for meta in ctx().recorder.recent_games(limit)]}
 
 
-@bp.get("/v1/games/<game_id>")
+@bp.get("/v1/games/<game_id:game_id>")
 def get_game(game_id: str):
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
