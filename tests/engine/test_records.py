@@ -5,6 +5,8 @@ and the reason."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -240,9 +242,6 @@ def test_the_writer_refuses_what_it_cannot_write():
 
 def test_the_examples_of_the_docs_read():
     """Every ``text`` block of docs/records.md is a record that a checked parse takes."""
-    import re
-    from pathlib import Path
-
     doc = (Path(__file__).resolve().parents[2] / "docs" / "records.md").read_text()
     blocks = re.findall(r"```text\n(.*?)```", doc, re.S)
     assert len(blocks) >= 2
