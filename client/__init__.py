@@ -4,8 +4,8 @@
 methods as coroutines) create games, play moves (idempotent and retried),
 read states and move lists, follow a game's event stream (resuming across restarts, and
 telling with a :class:`GameReset` when a store failover rewrote the history it yielded),
-run analyses and game reviews and register webhooks; :func:`verify_webhook` checks a
-delivery's signature.
+run analyses and game reviews, export and import game records and register webhooks;
+:func:`verify_webhook` checks a delivery's signature.
 Errors are typed from the server's problem+json bodies (:mod:`boxfish.client.errors`).
 This package does not import the service: it is what a bot author installs.
 """
@@ -19,6 +19,7 @@ from .errors import (
     ConnectionFailed,
     Forbidden,
     IllegalMove,
+    InvalidRecord,
     InvalidRequest,
     NotFound,
     NothingToReview,
@@ -32,7 +33,7 @@ from .webhooks import verify_webhook
 
 __all__ = [
     "Analysis", "AnalysisFailed", "AsyncClient", "BoxfishError", "Busy", "Client",
-    "ConnectionFailed", "Forbidden", "Game", "GameReset", "IllegalMove", "InvalidRequest",
-    "Move", "NotFound", "NothingToReview", "Review", "ReviewFailed",
+    "ConnectionFailed", "Forbidden", "Game", "GameReset", "IllegalMove", "InvalidRecord",
+    "InvalidRequest", "Move", "NotFound", "NothingToReview", "Review", "ReviewFailed",
     "SerialConflict", "Unauthorized", "Webhook", "WebhookVerificationError", "verify_webhook",
 ]

@@ -29,9 +29,10 @@ live bot rides out a restart). Every retry and reconnection is logged on the
 nothing on stderr.
 
 ``play`` sends one ``Idempotency-Key`` for all the attempts of a move, so a move whose answer
-was lost is stored once (the retry gets the stored move back, ``replayed``). ``create_game``
-is not idempotent: it is retried only when the request surely did not create a game (no
-connection, 429, 503).
+was lost is stored once (the retry gets the stored move back, ``replayed``);
+``import_record`` sends one for all its attempts too (the server derives the new game from
+it), so it makes one game. ``create_game`` is not idempotent: it is retried only when the
+request surely did not create a game (no connection, 429, 503).
 
 Event streams: every event id is a log position, ``<serial>.<head>`` (the head a hash of the
 whole history up to the serial). A stream is reopened with ``Last-Event-ID`` = the id of the
@@ -391,6 +392,27 @@ class Core:
                                      headers=headers)
         return Move.from_json(resp.json(),
                               replayed=resp.headers.get("Idempotent-Replayed") == "true")
+
+    def _export_record(self, game_id: str, at: int | None) -> Operation[str]:
+        params = {} if at is None else {"at": at}
+        resp = yield from self._send("GET", api_path("games", game_id, "record"), params=params)
+        return resp.text
+
+    def _import_record(self, record: str, format: str, width: int | None,
+                       height: int | None, idempotency_key: str | None) -> Operation[Game]:
+        # One key for every attempt: a retry whose first answer was lost gets the game the
+        # first attempt made (and its token) instead of a second game.
+        headers = {"Idempotency-Key": idempotency_key or str(uuid.uuid4())}
+        if format == "boxfish":
+            options: dict = {"content": record.encode(),
+                             "headers": {**headers, "Content-Type": "text/plain; charset=utf-8"}}
+        else:
+            body: dict = {"record": record, "format": format}
+            body.update({k: v for k, v in (("width", width), ("height", height))
+                         if v is not None})
+            options = {"json": body, "headers": headers}
+        resp = yield from self._send("POST", api_path("games", "import"), **options)
+        return Game.from_json(resp.json(), position=etag_position(resp.headers.get("ETag")))
 
     def _follow(self, game_id: str, after: int | str,
                 idle_timeout: float) -> Operation[None]:

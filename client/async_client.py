@@ -141,3 +141,15 @@ class AsyncClient(_core.Core):
                           events: list[str] | None = None) -> Webhook:
         """:meth:`Client.add_webhook <boxfish.client.Client.add_webhook>`, awaited."""
         return await self._run(self._add_webhook(game_id, token, url, events))
+
+    async def export_record(self, game_id: str, at: int | None = None) -> str:
+        """:meth:`Client.export_record <boxfish.client.Client.export_record>`, awaited."""
+        return await self._run(self._export_record(game_id, at))
+
+    async def import_record(self, record: str, *, format: str = "boxfish",
+                            width: int | None = None, height: int | None = None,
+                            idempotency_key: str | None = None) -> Game:
+        """:meth:`Client.import_record <boxfish.client.Client.import_record>`, awaited: one
+        ``Idempotency-Key`` for all the attempts."""
+        return await self._run(self._import_record(record, format, width, height,
+                                                   idempotency_key))

@@ -209,3 +209,22 @@ class Client(_core.Core):
         for :func:`boxfish.client.verify_webhook`. Raises InvalidRequest, Unauthorized,
         Forbidden, NotFound."""
         return self._run(self._add_webhook(game_id, token, url, events))
+
+    # -- game records ----------------------------------------------------------------------
+
+    def export_record(self, game_id: str, at: int | None = None) -> str:
+        """The game's record (``GET /v1/games/{id}/record``: the text format of
+        ``docs/records.md``), up to serial ``at`` (default: all its moves). Raises NotFound,
+        InvalidRequest (an ``at`` beyond the game's serial)."""
+        return self._run(self._export_record(game_id, at))
+
+    def import_record(self, record: str, *, format: str = "boxfish", width: int | None = None,
+                      height: int | None = None, idempotency_key: str | None = None) -> Game:
+        """Make a new game of ``record`` (``POST /v1/games/import``): a Boxfish record, or
+        with ``format="openspiel"`` OpenSpiel's Dots-and-Boxes actions (the text of
+        ``serialize_game_and_state``, or a bare action list with ``width`` and ``height``).
+        Returns the game with its write ``token``. Every attempt carries one
+        ``Idempotency-Key`` (``idempotency_key``, else a new random one), so one game is made
+        however many answers were lost. Raises InvalidRecord (``reason``, ``move_number``:
+        nothing was made), InvalidRequest."""
+        return self._run(self._import_record(record, format, width, height, idempotency_key))

@@ -48,6 +48,20 @@ class InvalidRequest(BoxfishError):
     ``idempotency_key_reused``, ...; ``errors`` in ``problem`` for validation errors)."""
 
 
+class InvalidRecord(InvalidRequest):
+    """422 ``invalid-record``: an imported record refused (nothing was created); ``reason``
+    says why (``syntax``, ``truncated``, ``header``, ``notation``, ``illegal_move``, ``turn``,
+    ``result``, ``too_large``), ``move_number`` at which move (None: at none), ``line`` the
+    record's line and ``move_reason`` the engine's reason for an illegal move (None when the
+    server named none)."""
+
+    def __init__(self, status, problem=None, message=None) -> None:
+        super().__init__(status, problem, message)
+        self.move_number: int | None = self.problem.get("move_number")
+        self.line: int | None = self.problem.get("line")
+        self.move_reason: str | None = self.problem.get("move_reason")
+
+
 class SerialConflict(BoxfishError):
     """409: the move's ``serial`` is not the game's current serial + 1; ``current_serial`` is
     the game's serial now. In a game against the engine, a move posted while the engine is
@@ -128,7 +142,9 @@ def error_from_response(status: int, body: object, headers) -> BoxfishError:
     if status in (429, 503):
         return Busy(status, problem, retry_after=retry_after_seconds(headers.get("Retry-After")))
     if status == 422:
-        return (IllegalMove if slug == "illegal-move" else InvalidRequest)(status, problem)
+        cls = {"illegal-move": IllegalMove, "invalid-record": InvalidRecord}.get(slug,
+                                                                              InvalidRequest)
+        return cls(status, problem)
     if status == 409 and slug == "nothing-to-review":
         return NothingToReview(status, problem)
     cls = {409: SerialConflict, 404: NotFound, 401: Unauthorized, 403: Forbidden}.get(status,

@@ -27,7 +27,7 @@ from .analysis import (
     analyse,
     analyze,
 )
-from .errors import ILLEGAL_MOVE_REASONS, IllegalMove, ReplayError, UnknownGame
+from .errors import ILLEGAL_MOVE_REASONS, IllegalMove, RecordError, ReplayError, UnknownGame
 from .game import Game, Move, Played, State, game_names, load_game
 from .replay import replay
 
@@ -35,5 +35,5 @@ __all__ = [
     "load_game", "game_names", "replay", "analyse", "analyze",
     "Game", "State", "Played", "Move", "Analysis", "MoveValue", "Limit", "Progress",
     "SearchCache", "Bound", "Proven",
-    "IllegalMove", "ReplayError", "UnknownGame", "ILLEGAL_MOVE_REASONS",
+    "IllegalMove", "ReplayError", "UnknownGame", "RecordError", "ILLEGAL_MOVE_REASONS",
 ]

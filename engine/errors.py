@@ -1,9 +1,9 @@
 """Every exception the engine raises on purpose, in one place.
 
-- :class:`IllegalMove`, :class:`ReplayError`, :class:`UnknownGame`: bad input (a move, an
-  event list, a game name or parameters); ``ValueError`` subclasses, so callers that only
-  care about "bad input" can catch ``ValueError``; the attributes say exactly what was wrong.
-  Also importable from :mod:`boxfish.engine`.
+- :class:`IllegalMove`, :class:`ReplayError`, :class:`UnknownGame`, :class:`RecordError`: bad
+  input (a move, an event list, a game name or parameters, a game record); ``ValueError``
+  subclasses, so callers that only care about "bad input" can catch ``ValueError``; the
+  attributes say exactly what was wrong. Also importable from :mod:`boxfish.engine`.
 - :class:`SearchAborted`: inside a search, its deadline or node budget is reached (the
   searches catch it; also importable from :mod:`boxfish.engine.search`).
 - :class:`CheckpointMismatch`: a solve's checkpoint file is not this solve's (a
@@ -64,6 +64,45 @@ class ReplayError(ValueError):
         self.reason = reason
         self.detail = detail
         super().__init__(f"event serial {serial}: {reason}: {detail}")
+
+
+#: The ``reason`` of a :class:`RecordError`.
+RECORD_ERROR_REASONS = (
+    "syntax",        # not the record's grammar (a stray character, a turn marker out of order)
+    "truncated",     # the text ends inside a header, a comment or a turn
+    "header",        # a header missing, repeated, or with a value that is not allowed
+    "notation",      # a move written in no notation of the record's game
+    "illegal_move",  # a move the rules refuse (``move_reason``: the engine's reason)
+    "turn",          # a turn that is not the player's, or that goes on when it must end
+    "result",        # Result, Score or Position disagree with the moves
+    "too_large",     # more text than a record may have
+)
+
+
+class RecordError(ValueError):
+    """A game record that cannot be read (:mod:`engine.records`).
+
+    ``reason`` is one of :data:`RECORD_ERROR_REASONS`; ``move`` the number of the move the
+    problem is at (1 for the first move, as its serial in a game's log; None for a problem
+    before the moves or of the whole record), ``line`` the 1-based line of the text (None when
+    not known), ``move_reason`` the engine's :class:`IllegalMove` reason of an illegal move
+    (None otherwise) and ``detail`` what is wrong, in words.
+    """
+
+    def __init__(self, reason: str, detail: str, move: int | None = None,
+                 line: int | None = None, move_reason: str | None = None) -> None:
+        self.reason = reason
+        self.detail = detail
+        self.move = move
+        self.line = line
+        self.move_reason = move_reason
+        where = []
+        if move is not None:
+            where.append(f"move {move}")
+        if line is not None:
+            where.append(f"line {line}")
+        prefix = f"{', '.join(where)}: " if where else ""
+        super().__init__(f"{prefix}{reason}: {detail}")
 
 
 class UnknownGame(ValueError):

@@ -10,6 +10,7 @@ error                     raised when
 :class:`SerialConflict`   the log has moved on (:class:`StaleHead`: to another history)
 :class:`SeatTaken`        a client's move for the side the engine plays
 :class:`IdempotencyKeyReused`  an Idempotency-Key used before with another body
+:class:`ImportKeyReused`  an import's Idempotency-Key used before with another record
 :class:`NotReplicated`    an append stored, but not confirmed by enough replicas in time
 :class:`QueueFull`        the analysis queue holds its maximum
 :class:`NothingToReview`  a review of a game that has no moves yet
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError", "FeedPositionInvalid", "FeedRewritten", "Forbidden", "GameIdTaken",
-    "GameNotFound", "IdempotencyKeyReused", "NothingToReview", "NotFound", "NotReplicated",
-    "QueueFull", "SeatTaken", "SerialConflict", "StaleHead", "SubproblemFailed",
+    "GameNotFound", "IdempotencyKeyReused", "ImportKeyReused", "NothingToReview", "NotFound",
+    "NotReplicated", "QueueFull", "SeatTaken", "SerialConflict", "StaleHead", "SubproblemFailed",
     "Unauthorized", "UrlRefused", "WebhookLimit",
 ]
 
@@ -115,6 +116,16 @@ class IdempotencyKeyReused(Exception):
     def __init__(self, serial: int) -> None:
         self.serial = serial
         super().__init__(f"idempotency key already used for serial {serial} with another body")
+
+
+class ImportKeyReused(Exception):
+    """An import's Idempotency-Key already made the game ``game_id`` from another record
+    (another game, size or moves)."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        super().__init__(f"this Idempotency-Key already imported game {game_id!r} from "
+                         "another record")
 
 
 class NotReplicated(Exception):

@@ -140,20 +140,25 @@ class GameService:
 
     # -- games ---------------------------------------------------------------------------
 
-    def create(self, game, engine_seat: EngineSeat | None = None) -> tuple[GameMeta, str]:
+    def create(self, game, engine_seat: EngineSeat | None = None, *,
+               game_id: str | None = None, token: str | None = None) -> tuple[GameMeta, str]:
         """Store a new game of ``game`` (an engine Game), with the side the engine plays if
         any; returns its metadata and the secret write token (only its SHA-256 is stored).
         An id that is taken already (:class:`~service.errors.GameIdTaken`) is drawn again;
-        the recorder's other errors are raised."""
-        token = _urlsafe_not_dash(24)
+        the recorder's other errors are raised. ``game_id`` and ``token``: this id and write
+        token instead of random ones (an import's, :mod:`.records`); a taken id then raises
+        GameIdTaken."""
+        token = token if token is not None else _urlsafe_not_dash(24)
         while True:
-            meta = GameMeta(game_id=new_game_id(), game=game.name, params=game.params(),
-                            token_sha256=token_hash(token), created_at=int(time.time() * 1000),
-                            engine=engine_seat)
+            meta = GameMeta(game_id=game_id or new_game_id(), game=game.name,
+                            params=game.params(), token_sha256=token_hash(token),
+                            created_at=int(time.time() * 1000), engine=engine_seat)
             try:
                 self.recorder.create_game(meta)
                 break
-            except GameIdTaken:  # practically never
+            except GameIdTaken:  # practically never, for a random id
+                if game_id is not None:
+                    raise
                 continue
         self.cache.put(meta.game_id, 0, game.new_state(), "")
         self._remember(meta)

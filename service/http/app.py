@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None,
     app.extensions["boxfish"] = services
 
     from .views import (
+        GameIdConverter,
         analyses,
         explorer,
         feed,
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None,
         reviews,
     )
     from .views import webhooks as webhook_views
+    app.url_map.converters["game_id"] = GameIdConverter
     for module in (games, moves, analyses, reviews, positions, explorer, pictures,
                    webhook_views, feed, ops, pages):
         app.register_blueprint(module.bp)

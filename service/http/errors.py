@@ -26,11 +26,12 @@ from flask import Flask, Response
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from boxfish.engine import IllegalMove, ReplayError, UnknownGame
+from boxfish.engine import IllegalMove, RecordError, ReplayError, UnknownGame
 
 from ..errors import (
     Forbidden,
     IdempotencyKeyReused,
+    ImportKeyReused,
     NotFound,
     NothingToReview,
     NotReplicated,
@@ -67,6 +68,16 @@ def _illegal_move(exc: IllegalMove) -> Problem:
                    move=move)
 
 
+def _invalid_record(exc: RecordError) -> Problem:
+    """A record refused (bad header, unknown notation, illegal move, ...): ``reason`` and
+    ``move_number`` (null when the problem is at no move), with ``line`` and the engine's
+    ``move_reason`` when known."""
+    extra = {k: v for k, v in (("line", exc.line), ("move_reason", exc.move_reason))
+             if v is not None}
+    return Problem(422, "invalid-record", "Invalid record", str(exc), reason=exc.reason,
+                   move_number=exc.move, **extra)
+
+
 def _not_replicated(exc: NotReplicated) -> Problem:
     wanted = f" of the {exc.required} required" if exc.required is not None else ""
     return Problem(503, "not-replicated", "Not replicated",
@@ -85,6 +96,7 @@ PROBLEMS: tuple[tuple[type[BaseException], Callable[[Any], Problem]], ...] = (
     (Problem, lambda exc: exc),
     (ValidationError, validation_problem),
     (IllegalMove, _illegal_move),
+    (RecordError, _invalid_record),
     (ReplayError, lambda exc: Problem(
         422, "illegal-move", "Illegal move", f"move {exc.serial}: {exc.detail}",
         reason=exc.reason, serial=exc.serial)),
@@ -100,6 +112,8 @@ PROBLEMS: tuple[tuple[type[BaseException], Callable[[Any], Problem]], ...] = (
     (IdempotencyKeyReused, lambda exc: invalid(
         f"this Idempotency-Key was already used (for serial {exc.serial}) with a different "
         "request body", reason="idempotency_key_reused")),
+    (ImportKeyReused, lambda exc: invalid(
+        f"{exc}; use a new key for another record", reason="idempotency_key_reused")),
     (NotFound, lambda exc: Problem(404, "not-found", "Not found", exc.detail)),
     (NothingToReview, lambda exc: Problem(
         409, "nothing-to-review", "Nothing to review",

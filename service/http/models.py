@@ -88,6 +88,19 @@ class CreateGameFields(Strict):
     engine: EngineSeatFields | None = None
 
 
+class ImportRecordFields(Strict):
+    """``POST /v1/games/import`` as JSON: the ``record`` text in ``format``. An OpenSpiel bare
+    action list also names its game: ``width`` and ``height`` (boxes; ``game`` may say
+    ``dots-and-boxes``, the one game OpenSpiel's actions are read for); a Boxfish record
+    names its own."""
+
+    record: StrictStr
+    format: Literal["boxfish", "openspiel"] = "boxfish"
+    game: Literal["dots-and-boxes"] | None = None
+    width: StrictInt | None = Field(default=None, ge=1, le=20)
+    height: StrictInt | None = Field(default=None, ge=1, le=20)
+
+
 class AppendMove(Strict):
     move: Any = Field(description="the move as a JSON list of ints; judged by the game")
     serial: StrictInt | None = Field(default=None, ge=1, le=MAX_INT)

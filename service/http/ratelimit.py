@@ -7,7 +7,7 @@ them.
   give no fresh buckets.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the
   expensive one), ``reviews`` (POST /v1/games/{id}/reviews: a search of every position of
-  a game, a class of its own), ``games`` (POST /v1/games), ``appends`` (POST
+  a game, a class of its own), ``games`` (POST /v1/games, POST /v1/games/import), ``appends`` (POST
   /v1/games/{id}/moves, POST /v1/games/{id}/engine/retry) and
   ``reads`` (everything else under /v1, and unknown paths). Operations (``/healthz``,
   ``/readyz``, ``/metrics``, ``/openapi.yaml``) are not limited.
@@ -44,6 +44,7 @@ TOKEN_CLASSES = frozenset({"appends", "reads"})
 #: The POST (and DELETE) routes (endpoints) that are not reads.
 WRITE_CLASSES = {
     "games.create_game": "games",
+    "games.import_game": "games",
     "moves.append_move": "appends",
     "games.retry_engine": "appends",
     "analyses.submit_analysis": "analyses",

@@ -1,7 +1,8 @@
 """The ``boxfish`` command: ``serve``, ``worker``, ``project`` and ``rebuild`` (the
 projections' runner, :mod:`boxfish.service.application.projections`), ``bot`` (the reference bot of
 :mod:`boxfish.client.bot`, playing one seat of a game through the API), ``review`` (a game's
-review as a table, :mod:`boxfish.client.review_table`), ``analyse`` (the
+review as a table, :mod:`boxfish.client.review_table`), ``export`` and ``import`` (game
+records through the API, :mod:`boxfish.client.record_files`), ``analyse`` (the
 engine's CLI) and ``solve`` (a long exact solve with a checkpoint,
 :mod:`boxfish.engine.solve_cli`).
 
@@ -76,9 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="search time per move in milliseconds (default 1000)")
     r = sub.add_parser("review", help="review a stored game's moves with the server's engine")
     r.add_argument("game_id", metavar="GAME_ID", help="the game's id")
-    r.add_argument("--url", default=os.environ.get("BOXFISH_URL", "http://127.0.0.1:8000"),
-                   help="the API's base URL (default: $BOXFISH_URL, else "
-                        "http://127.0.0.1:8000)")
+    _add_url(r)
     r.add_argument("--time-ms", type=int, default=None,
                    help="search time per position in milliseconds (default: the server's)")
     r.add_argument("--json", action="store_true", help="print the review's JSON")
@@ -96,6 +95,21 @@ def _parser() -> argparse.ArgumentParser:
                     help="wait until the new version is current")
     rb.add_argument("--timeout", type=float, default=600.0,
                     help="with --wait: give up after this many seconds (default 600)")
+    e = sub.add_parser("export", help="write a stored game's record (docs/records.md)")
+    e.add_argument("game_id", metavar="GAME_ID", help="the game's id")
+    _add_url(e)
+    e.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the record to FILE (default: standard output)")
+    e.add_argument("--at", type=int, default=None, metavar="SERIAL",
+                   help="the record up to this serial (default: every move)")
+    i = sub.add_parser("import", help="make a new game of a record file; prints its id and "
+                                      "write token")
+    i.add_argument("file", metavar="FILE", help="the record ('-': standard input)")
+    _add_url(i)
+    i.add_argument("--format", choices=("boxfish", "openspiel"), default="boxfish",
+                   help="a Boxfish record (default) or OpenSpiel's Dots-and-Boxes actions")
+    i.add_argument("--size", default=None, metavar="WxH",
+                   help="the board (boxes) of an OpenSpiel bare action list")
     for name in ("analyse", "analyze"):
         sub.add_parser(name, help="the engine's command line (boxfish analyse --help)",
                        add_help=False)
@@ -105,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
                                  "values; --distributed spreads it over the workers)",
                    add_help=False)
     return p
+
+
+def _add_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default=os.environ.get("BOXFISH_URL", "http://127.0.0.1:8000"),
+                        help="the API's base URL (default: $BOXFISH_URL, else "
+                             "http://127.0.0.1:8000)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,6 +147,12 @@ def main(argv: list[str] | None = None) -> int:
         return project(args)
     if args.command == "rebuild":
         return rebuild(args)
+    if args.command == "export":
+        from boxfish.client.record_files import run_export  # the client only
+        return run_export(args.url, args.game_id, args.output, args.at)
+    if args.command == "import":
+        from boxfish.client.record_files import run_import  # the client only
+        return run_import(args.url, args.file, args.format, args.size)
     return worker(args)
 
 

@@ -10,6 +10,7 @@ import hmac
 import re
 
 from flask import current_app, request
+from werkzeug.routing import BaseConverter
 
 from boxfish.engine import IllegalMove, game_names, load_game
 
@@ -23,6 +24,14 @@ from ..problems import Problem, check_at_most, field_error, invalid, invalid_fie
 OPERATORS_ONLY = "Operators only"
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class GameIdConverter(BaseConverter):
+    """``<game_id:...>``: a path segment that is not ``import``, so that ``/v1/games/import``
+    (POST only) is not also ``GET /v1/games/<id>`` (its ``Allow`` names POST alone). No game
+    id is ``import``: random ids have 12 characters, imported ones 16."""
+
+    regex = r"(?!import(?:/|$))[^/]+"
 
 
 def ctx():

@@ -1,21 +1,32 @@
-"""Games: create one, read its state, read its move index.
+"""Games: create one, read its state, read its move index; a game's record (export) and a
+game made from a record (import, :mod:`service.application.records`).
 
 The move index of a Dots-and-Boxes game maps x -> y -> orientation -> the serial of the move
 that drew that line (``state.index()``); here its keys are strings, as JSON object keys are."""
 
 from __future__ import annotations
 
-from flask import Blueprint, request, url_for
+from flask import Blueprint, Response, request, url_for
+
+from boxfish.engine import RecordError, load_game
 
 from ...application.engine_seats import engine_to_move
 from ...application.games import game_view
+from ...application.records import (
+    MIN_IMPORT_KEY_CHARS,
+    export_record,
+    import_record,
+    read_record,
+)
 from ...application.webhooks import iso_time
 from ...errors import NotFound
 from ...store.events import position_tag
 from ...store.game_meta import EngineSeat, GameMeta
-from ..models import CreateGameFields
-from ..problems import Problem
+from ..bodies import read_body
+from ..models import CreateGameFields, ImportRecordFields
+from ..problems import Problem, check_at_most, invalid, invalid_field
 from . import check_id, choose_game, ctx, json_body, query_int, time_ms_limit, write_token_required
+from .moves import MAX_IDEMPOTENCY_KEY
 
 bp = Blueprint("games", __name__)
 
@@ -83,7 +94,7 @@ def list_games():
     return {"games": [_listed(meta) for meta in ctx().recorder.recent_games(limit)]}
 
 
-@bp.get("/v1/games/<game_id>")
+@bp.get("/v1/games/<game_id:game_id>")
 def get_game(game_id: str):
     games = ctx().games
     meta = games.meta(check_id(game_id, "game"))
@@ -123,3 +134,84 @@ def get_index(game_id: str):
         raise Problem(404, "no-index", "No index",
                       f"{meta.game} games have no move index")
     return _stringify(state.index()), 200, {"ETag": _etag(meta)}
+
+
+@bp.get("/v1/games/<game_id>/record")
+def get_record(game_id: str):
+    """The game's record (:mod:`boxfish.engine.records`), ``text/plain``, up to ``?at=`` (a
+    serial, 0 to the game's; default: all of it); the ETag names the log position
+    written."""
+    games = ctx().games
+    meta = games.meta(check_id(game_id, "game"))
+    at = check_at_most(query_int("at", meta.serial), meta.serial, ["query", "at"],
+                       f"at must be at most the game's serial {meta.serial}", "out_of_range")
+    text, position = export_record(games, meta, at)
+    return Response(text, mimetype="text/plain", headers={"ETag": f'"{position}"'})
+
+
+def _import_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not MIN_IMPORT_KEY_CHARS <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise invalid(f"an import's Idempotency-Key must be {MIN_IMPORT_KEY_CHARS} to "
+                      f"{MAX_IDEMPOTENCY_KEY} characters (the game's write token derives from "
+                      "it: use a random one, a UUID)", reason="invalid_idempotency_key")
+    return key
+
+
+def _record_of_request():
+    """The record the request carries, read and checked by replay: a ``text/plain`` body
+    (a Boxfish record), or JSON (:class:`ImportRecordFields`)."""
+    mimetype = request.mimetype or ""
+    if mimetype == "text/plain":
+        raw = read_body(request, ctx().settings.max_body_bytes)
+        try:
+            text = raw.decode(request.mimetype_params.get("charset", "utf-8"))
+        except (LookupError, UnicodeDecodeError):
+            raise invalid("the record must be UTF-8 text", reason="invalid_encoding") from None
+        return read_record(text)
+    if not (mimetype == "application/json" or mimetype.endswith("+json")):
+        raise Problem(415, "unsupported-media-type", "Unsupported media type",
+                      "send the record as 'Content-Type: text/plain' (a Boxfish record) or as "
+                      "JSON, {\"record\": ..., \"format\": ...}")
+    data = ImportRecordFields.model_validate(json_body())
+    game = None
+    if data.format == "boxfish":
+        given = [k for k in ("game", "width", "height") if getattr(data, k) is not None]
+        if given:
+            raise RecordError("header", f"a Boxfish record names its game in its headers: "
+                              f"leave out {', '.join(given)}")
+    elif data.width is not None or data.height is not None:
+        if data.width is None or data.height is None:
+            raise RecordError("header", "an OpenSpiel game's size is width and height, both")
+        game = load_game("dots-and-boxes", width=data.width, height=data.height)
+    return read_record(data.record, data.format, game)
+
+
+@bp.post("/v1/games/import")
+def import_game():
+    """A new game made from a record (see :func:`service.application.records.import_record`):
+    201 with the game's state and write token, as ``POST /v1/games``; a record refused (bad
+    header, unknown notation, illegal move, ...) is a 422 ``invalid-record`` naming the move
+    and the reason, and creates nothing."""
+    services = ctx()
+    key = _import_key()
+    record = _record_of_request()
+    settings = services.settings
+    params = record.game.params()
+    too_big = [k for k in ("width", "height") if params.get(k, 0) > settings.max_board_size]
+    if too_big:
+        raise invalid(f"{' and '.join(too_big)} must be at most {settings.max_board_size} on "
+                      "this server", reason="limit_exceeded")
+    if len(record.moves) > settings.max_moves:
+        raise invalid_field(f"at most {settings.max_moves} moves per record on this server",
+                            ["record"], f"at most {settings.max_moves} moves", "too_long",
+                            "limit_exceeded")
+    imported = import_record(services.games, record, key)
+    meta = imported.meta
+    state = services.games.state_at(meta)
+    body = {**_view(meta, record.game, state), "write_token": imported.token}
+    headers = {"Location": url_for("games.get_game", game_id=meta.game_id),
+               "ETag": _etag(meta)}
+    if imported.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return body, 201, headers
