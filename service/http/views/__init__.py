@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hmac
+import json
 import re
 
 from flask import current_app, request
@@ -190,6 +191,40 @@ def wait_param() -> float:
         raise invalid_field(f"wait must be a number of seconds from 0 to {cap:g}, got {raw!r}",
                             ["query", "wait"], f"0 to {cap:g}", "less_than_equal") from None
     return value
+
+
+def query_board_size(name: str) -> int:
+    """The board size query parameter ``name`` (1 to the server's ``max_board_size``); a 422
+    problem otherwise."""
+    raw = request.args.get(name)
+    cap = ctx().settings.max_board_size
+    try:
+        value = int(raw or "")
+        if value < 1:
+            raise ValueError
+    except ValueError:
+        raise invalid_field(f"{name} must be a whole number from 1 to {cap}, got {raw!r}",
+                            ["query", name], f"1 to {cap}", "int_parsing") from None
+    if value > cap:
+        raise invalid_field(f"{name} must be at most {cap} on this server", ["query", name],
+                            f"at most {cap}", "less_than_equal", "limit_exceeded")
+    return value
+
+
+def query_moves() -> list:
+    """The query parameter ``moves``, a JSON list of moves (``[]`` without one); a 422 problem
+    when it is not a JSON list."""
+    raw = request.args.get("moves")
+    if raw is None:
+        return []
+    try:
+        moves = json.loads(raw)
+        if not isinstance(moves, list):
+            raise ValueError
+    except ValueError:
+        raise invalid_field("moves must be a JSON list of moves, like [[1,1,1],[2,1,2]]",
+                            ["query", "moves"], "a JSON list", "json_invalid") from None
+    return moves
 
 
 def replayed(game, moves: list, loc: list):

@@ -8,33 +8,16 @@ most played first, in its orientation. A read, rate-limited as reads are."""
 
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, request
 
 from boxfish.engine import game_names, load_game
 
 from ..problems import invalid_field
-from . import ctx, replayed
-from .positions import _size
+from . import ctx, query_board_size, query_moves, replayed
 
 bp = Blueprint("explorer", __name__)
 
 DEFAULT_GAME = "dots-and-boxes"
-
-
-def _moves() -> list:
-    raw = request.args.get("moves")
-    if raw is None:
-        return []
-    try:
-        moves = json.loads(raw)
-        if not isinstance(moves, list):
-            raise ValueError
-    except ValueError:
-        raise invalid_field("moves must be a JSON list of moves, like [[1,1,1],[2,1,2]]",
-                            ["query", "moves"], "a JSON list", "json_invalid") from None
-    return moves
 
 
 def _board_size(name: str) -> int:
@@ -43,7 +26,7 @@ def _board_size(name: str) -> int:
     if request.args.get(name) is None:
         raise invalid_field(f"{name} is required for {DEFAULT_GAME}", ["query", name],
                             "required for dots-and-boxes", "missing", "invalid_position")
-    return _size(name)
+    return query_board_size(name)
 
 
 @bp.get("/v1/explorer")
@@ -57,7 +40,7 @@ def get_explorer():
         game = load_game(name, width=_board_size("width"), height=_board_size("height"))
     else:
         game = load_game(name)
-    state = replayed(game, _moves(), ["query", "moves"])
+    state = replayed(game, query_moves(), ["query", "moves"])
     explorer = ctx().explorer
     return {"game": name, "params": game.params(), "serial": state.serial,
             "to_move": None if state.is_terminal() else state.to_move,

@@ -7,7 +7,6 @@ as reads are)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 
 from flask import Blueprint, request
@@ -16,27 +15,11 @@ from boxfish.engine import load_game
 
 from ...errors import NotFound
 from ..problems import invalid, invalid_field
-from . import ctx, replayed
+from . import ctx, query_board_size, query_moves, replayed
 
 bp = Blueprint("positions", __name__)
 
 GAME = "dots-and-boxes"
-
-
-def _size(name: str) -> int:
-    raw = request.args.get(name)
-    cap = ctx().settings.max_board_size
-    try:
-        value = int(raw or "")
-        if value < 1:
-            raise ValueError
-    except ValueError:
-        raise invalid_field(f"{name} must be a whole number from 1 to {cap}, got {raw!r}",
-                            ["query", name], f"1 to {cap}", "int_parsing") from None
-    if value > cap:
-        raise invalid_field(f"{name} must be at most {cap} on this server", ["query", name],
-                            f"at most {cap}", "less_than_equal", "limit_exceeded")
-    return value
 
 
 def _state(game):
@@ -48,14 +31,7 @@ def _state(game):
             return game.from_lines(lines)
         except ValueError as exc:
             raise invalid(str(exc), reason="invalid_position") from None
-    try:
-        raw = json.loads(moves)
-        if not isinstance(raw, list):
-            raise ValueError
-    except ValueError:
-        raise invalid_field("moves must be a JSON list of moves, like [[1,1,1],[2,1,2]]",
-                            ["query", "moves"], "a JSON list", "json_invalid") from None
-    return replayed(game, raw, ["query", "moves"])
+    return replayed(game, query_moves(), ["query", "moves"])
 
 
 @bp.get("/v1/positions")
@@ -64,7 +40,7 @@ def get_position():
     if name != GAME:
         raise invalid_field(f"only {GAME} values are stored, not {name!r}", ["query", "game"],
                             GAME, "literal_error", "unsupported_game")
-    width, height = _size("width"), _size("height")
+    width, height = query_board_size("width"), query_board_size("height")
     game = load_game(GAME, width=width, height=height)
     state = _state(game)
     exact = ctx().exact_values
