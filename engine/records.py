@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .errors import IllegalMove, RecordError, UnknownGame
 from .game import Game, Move, State, game_names, load_game
@@ -428,7 +429,7 @@ def _comments(value) -> list[str]:
 
 #: OpenSpiel's name of Dots and Boxes, and its defaults (``dots_and_boxes.cc``).
 OPENSPIEL_GAME = "dots_and_boxes"
-OPENSPIEL_DEFAULTS = {"num_rows": 2, "num_cols": 2}
+OPENSPIEL_DEFAULTS = MappingProxyType({"num_rows": 2, "num_cols": 2})
 _OPENSPIEL_GAME_RE = re.compile(r"dots_and_boxes(?:\(([^()]*)\))?")
 _ACTION = re.compile(r"[0-9]{1,9}")
 
