@@ -12,6 +12,10 @@ too, alternating with this one, so the two are compared in the same run:
 
     python bench/mixed_load_bench.py [--seconds 10] [--rounds 2] [--old-src DIR]
 
+With ``--without-projectors`` this version runs a second time with ``boxfish serve
+--no-projectors`` (the feed written, no projector reading it), so the feed's cost and the
+projector's are told apart.
+
 With ``--explorer-lag`` (this version only: ``boxfish serve`` runs the projector), one more
 thread finishes 1x1 games (4 moves each) during the load, and after each game's last move
 polls ``GET /v1/explorer`` of the 1x1 board until it counts the game: the projection lag,
@@ -141,7 +145,7 @@ def run_load(base: str, seconds: float, seed: int, explorer_lag: bool = False) -
 
 
 def serve_and_load(seconds: float, seed: int, pythonpath: str | None,
-                   explorer_lag: bool = False) -> dict:
+                   explorer_lag: bool = False, serve_args: tuple[str, ...] = ()) -> dict:
     env_before = os.environ.get("PYTHONPATH")
     if pythonpath:
         os.environ["PYTHONPATH"] = pythonpath
@@ -149,7 +153,8 @@ def serve_and_load(seconds: float, seed: int, pythonpath: str | None,
     os.environ.setdefault("BOXFISH_RATE_LIMIT_ENABLED", "false")
     try:
         port, redis_port = free_port(), free_port()
-        proc = start_serve(port, redis_port, workers=1, threads=16, http_workers=2)
+        proc = start_serve(port, redis_port, workers=1, threads=16, http_workers=2,
+                           extra_args=serve_args)
     finally:
         if env_before is None:
             os.environ.pop("PYTHONPATH", None)
@@ -172,14 +177,21 @@ def main() -> int:
                    "runs without (e.g. hiredis, which redis-py uses whenever it can)")
     p.add_argument("--explorer-lag", action="store_true",
                    help="this version: measure the explorer's projection lag during the load")
+    p.add_argument("--without-projectors", action="store_true",
+                   help="also run this version with 'boxfish serve --no-projectors' (the "
+                        "feed written, nobody reading it), alternating with the others")
     args = p.parse_args()
     versions = [("this version", None)]
+    if args.without_projectors:
+        versions.append(("no projector", None))
     if args.old_src:
         versions.insert(0, ("old version", old_pythonpath(args.old_src, args.old_hide)))
     results: dict[str, list[dict]] = {name: [] for name, _ in versions}
     for r in range(args.rounds):
         for name, path in versions:
-            res = serve_and_load(args.seconds, r, path, args.explorer_lag and path is None)
+            res = serve_and_load(args.seconds, r, path,
+                                 args.explorer_lag and name == "this version",
+                                 ("--no-projectors",) if name == "no projector" else ())
             results[name].append(res)
             print(f"round {r + 1} {name}: " + json.dumps(
                 {k: (round(v, 1) if isinstance(v, float) else v) for k, v in res.items()}),

@@ -293,9 +293,9 @@ def wait_http(port: int, path: str, proc: subprocess.Popen, timeout_s: float = 9
 
 def launch_serve(port: int, workers: int, threads: int, http_workers: int,
                  env_extra: dict[str, str] | None = None, redis_port: int | None = None,
-                 data: str | None = None) -> subprocess.Popen:
-    """``boxfish serve`` in its own session; ready once /healthz answers (with workers: once
-    /readyz counts every worker)."""
+                 data: str | None = None, extra_args: tuple[str, ...] = ()) -> subprocess.Popen:
+    """``boxfish serve`` (and ``extra_args``) in its own session; ready once /healthz answers
+    (with workers: once /readyz counts every worker)."""
     data = data or tempfile.mkdtemp(prefix="boxfish-bench-")
     env = dict(os.environ, BOXFISH_DATA_DIR=data)
     for name in ("REDIS_URL", "BOXFISH_REDIS_URL", "BOXFISH_QUEUE_REDIS_URL",
@@ -312,7 +312,7 @@ def launch_serve(port: int, workers: int, threads: int, http_workers: int,
            "--http-workers", str(http_workers)]
     if redis_port:
         cmd += ["--redis-port", str(redis_port)]
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    proc = subprocess.Popen([*cmd, *extra_args], env=env, start_new_session=True)
     try:
         if workers:
             wait_http(port, "/readyz", proc, check=lambda b: b.get("workers", 0) >= workers)
@@ -356,8 +356,10 @@ def stop_serve(proc: subprocess.Popen | None) -> None:
         proc.wait()
 
 
-def start_serve(port: int, redis_port: int, workers: int, threads: int, http_workers: int):
-    return launch_serve(port, workers, threads, http_workers, redis_port=redis_port)
+def start_serve(port: int, redis_port: int, workers: int, threads: int, http_workers: int,
+                extra_args: tuple[str, ...] = ()):
+    return launch_serve(port, workers, threads, http_workers, redis_port=redis_port,
+                        extra_args=extra_args)
 
 
 class RedisServer:
