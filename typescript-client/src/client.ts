@@ -30,7 +30,7 @@ import {
   retryAfterSeconds,
   ReviewFailed,
 } from "./errors.js";
-import { followEvents, type GameEvent } from "./events.js";
+import { followEvents, positionSerial, type GameEvent } from "./events.js";
 import type { components, operations, paths } from "./schema.js";
 
 type Schemas = components["schemas"];
@@ -316,6 +316,7 @@ export class BoxfishClient {
    */
   events(gameId: string, options: { after?: number | string; idleTimeoutMs?: number;
                                      signal?: AbortSignal } = {}): AsyncGenerator<GameEvent> {
+    positionSerial(options.after ?? 0); // a TypeError now, for an `after` that is no position
     return followEvents(this, gameId, options.after ?? 0, options.idleTimeoutMs ?? 60_000,
                         options.signal);
   }

@@ -9,7 +9,7 @@ import {
   BoxfishClient, BoxfishError, ConnectionFailed, Forbidden, IllegalMove, InvalidRecord,
   InvalidRequest, NothingToReview, NotFound, SerialConflict, Unauthorized,
 } from "@boxfish/client";
-import { URL_ } from "./helpers.mjs";
+import { startProxy, URL_ } from "./helpers.mjs";
 
 const api = new BoxfishClient(URL_);
 
@@ -68,6 +68,23 @@ test("a retry with the same Idempotency-Key returns the same move, stored once",
     .then(() => null, (e) => e);
   assert.ok(reused instanceof InvalidRequest);
   assert.equal(reused.reason, "idempotency_key_reused");
+});
+
+test("a move whose answer was lost is retried with its key and stored once", async () => {
+  const game = await api.createGame({ game: "dots-and-boxes", width: 2, height: 2 });
+  const proxy = await startProxy(URL_);
+  try {
+    const flaky = new BoxfishClient(proxy.url, { token: game.write_token, backoffMs: 20 });
+    await flaky.getGame(game.id); // an answer has come: a lost one is retried
+    proxy.dropNextAnswer = true;
+    const played = await flaky.play(game.id, game.legal_moves[0], { serial: 1 });
+    assert.equal(proxy.dropNextAnswer, false, "the first answer was dropped");
+    assert.equal(played.replayed, true); // the retry got the stored move back
+    assert.equal(played.serial, 1);
+    assert.deepEqual((await api.moves(game.id)).map((m) => m.serial), [1]);
+  } finally {
+    await proxy.close();
+  }
 });
 
 test("errors are typed from problem+json", async () => {

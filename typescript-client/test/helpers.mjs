@@ -39,7 +39,8 @@ export async function loseMoves(gameId, keep) {
 }
 
 /** A TCP proxy on loopback to `target` (http://host:port) that notes each request head's
- * Last-Event-ID and can drop every connection it carries (`dropAll`). */
+ * Last-Event-ID, can drop every connection it carries (`dropAll`) or the next answer
+ * (`dropNextAnswer`). */
 export async function startProxy(target) {
   const { hostname, port } = new URL(target);
   const sockets = new Set();
@@ -59,18 +60,29 @@ export async function startProxy(target) {
       }
       upstream.write(chunk);
     });
-    upstream.on("data", (chunk) => client.write(chunk));
+    upstream.on("data", (chunk) => {
+      if (proxy.dropNextAnswer) { // the answer is lost: the request was served
+        proxy.dropNextAnswer = false;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
     const close = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
     client.on("close", close).on("error", close);
     upstream.on("close", close).on("error", close);
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
+  const proxy = {
     url: `http://127.0.0.1:${server.address().port}`,
     lastEventIds,
+    /** Set: the next answer from the server is dropped (the connection closed instead). */
+    dropNextAnswer: false,
     dropAll() { for (const s of sockets) s.destroy(); sockets.clear(); },
     close() { this.dropAll(); return new Promise((resolve) => server.close(resolve)); },
   };
+  return proxy;
 }
 
 /** Collects `api.events(...)` into `seen` in the background; `done` settles when it ends. */
