@@ -56,9 +56,12 @@ export type Move = Omit<Schemas["MoveResult"], "position"> & {
   replayed: boolean;
 };
 export type AnalysisJob = Schemas["AnalysisJob"];
-export type AnalysisResult = Schemas["AnalysisResult"];
+export type AnalysisResult = NonNullable<Schemas["AnalysisResult"]>;
 /** A finished analysis job (its `result` set). */
-export type Analysis = AnalysisJob & { status: "finished"; result: AnalysisResult };
+export type Analysis = Omit<AnalysisJob, "status" | "result"> & {
+  status: "finished";
+  result: AnalysisResult;
+};
 export type PositionAnalysisRequest = JsonBody<operations["submitAnalysis"]>;
 export type GameAnalysisRequest = Schemas["GameAnalysisRequest"];
 export type Review = Schemas["Review"];
@@ -100,7 +103,7 @@ interface SendOptions {
 const RETRY_STATUS = new Set([429, 500, 502, 503, 504]);
 const REFUSED_STATUS = new Set([429, 503]);
 const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH",
-  "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT", "ECONNRESET_BEFORE_SEND"]);
+  "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
 const DONE = new Set(["finished", "failed"]);
 
 /** The log position an ETag names (`"3.5f0c2a9e41b7d803"` -> `3.5f0c2a9e41b7d803`). */
@@ -374,7 +377,7 @@ export class BoxfishClient {
       throw new AnalysisFailed(resp.status, { type: "about:blank", title: "Analysis failed",
                                               detail: data.error || "the analysis failed" });
     }
-    return data as Analysis;
+    return data as unknown as Analysis;
   }
 
   /** An analysis job as it is now (`GET /v1/analyses/{id}`). */
