@@ -10,8 +10,8 @@ import { URL_ } from "./helpers.mjs";
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
-function readmeBlock(marker) {
-  const readme = readFileSync(join(PACKAGE, "README.md"), "utf8");
+function readmeBlock(marker, path = join(PACKAGE, "README.md")) {
+  const readme = readFileSync(path, "utf8");
   const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
   const found = blocks.filter((b) => b.includes(marker));
   assert.equal(found.length, 1, `one js block of the README has ${marker}`);
@@ -21,6 +21,9 @@ function readmeBlock(marker) {
 test("the README bot plays a whole game against the engine seat", async () => {
   const code = readmeBlock("export async function playAgainstEngine(");
   assert.ok(code.trim().split("\n").length <= 22, "the bot stays about 20 lines");
+  // The docs page's copy of the bot is this one.
+  const page = join(PACKAGE, "..", "docs", "typescript-client.md");
+  assert.equal(readmeBlock("export async function playAgainstEngine(", page), code);
   // Inside the package, so that its `import ... from "@boxfish/client"` resolves to this
   // package by name (its "exports"), as in a bot's project.
   const dir = join(PACKAGE, ".test-tmp");
