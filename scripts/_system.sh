@@ -24,3 +24,24 @@ system_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${pkgs[@]}" >/dev/null
 }
+
+# npm_packages DIR: the npm packages of DIR's package-lock.json (npm ci, no lifecycle scripts),
+# unless node_modules is there and no older than the lock file; one line when npm is missing,
+# the Node found is older than 20, or npm ci fails (the tests that need them then fail).
+npm_packages() {
+  local dir=$1 major
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "scripts/test: no node/npm here: install Node 20+ and npm, or the $dir tests fail" >&2
+    return 0
+  fi
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  [ "$major" -ge 20 ] || echo "scripts/test: Node $(node --version) is older than 20:" \
+    "the $dir tests need Node 20+" >&2
+  if [ -f "$dir/node_modules/.package-lock.json" ] \
+     && [ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    return 0
+  fi
+  echo "scripts/test: npm ci in $dir" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null) \
+    || echo "scripts/test: npm ci in $dir failed; its tests will fail" >&2
+}

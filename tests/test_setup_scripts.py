@@ -67,3 +67,53 @@ def test_the_test_command_installs_the_browser_and_ci_runs_exactly_it():
           if ln.strip() and not ln.startswith("#")]
     assert ci[-1] == "exec scripts/test -q -ra"
     assert not any("apt-get" in ln for ln in ci)
+
+
+def _npm_packages(tmp_path: Path, node_version: str = "20") -> tuple[subprocess.CompletedProcess,
+                                                                     Path]:
+    """``npm_packages pkg`` in ``tmp_path`` with a recording stand-in for npm and a node that
+    reports ``node_version``; the log of npm's calls."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "npm.log"
+    (bin_dir / "npm").write_text(
+        f'#!/bin/sh\necho "$PWD $*" >> {log}\nmkdir -p node_modules\n'
+        'touch node_modules/.package-lock.json\n')
+    (bin_dir / "node").write_text(f"#!/bin/sh\necho {node_version}\n")
+    for name in ("npm", "node"):
+        (bin_dir / name).chmod(0o755)
+    for name in ("mkdir", "touch", "cat"):
+        if not (bin_dir / name).exists():
+            os.symlink(shutil.which(name), bin_dir / name)
+    script = f'source "{SYSTEM}"; cd "{tmp_path}"; npm_packages pkg; echo rc=$?'
+    r = subprocess.run([shutil.which("bash"), "-c", script], env={"PATH": str(bin_dir)},
+                       capture_output=True, text=True, timeout=30)
+    return r, log
+
+
+def test_npm_packages_are_installed_once_and_again_when_the_lock_file_changes(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "package-lock.json").write_text("{}")
+    os.utime(pkg / "package-lock.json", (1_000_000_000, 1_000_000_000))
+    r, log = _npm_packages(tmp_path)
+    assert r.stdout.strip() == "rc=0", r.stderr
+    assert log.read_text().split() == [str(pkg), "ci", "--no-audit", "--no-fund",
+                                       "--ignore-scripts", "--loglevel=error"]
+    r, log = _npm_packages(tmp_path)  # node_modules is there, newer than the lock file
+    assert r.stderr == "" and len(log.read_text().splitlines()) == 1
+    (pkg / "package-lock.json").write_text('{"changed": true}')
+    os.utime(pkg / "package-lock.json", (4_000_000_000, 4_000_000_000))
+    r, log = _npm_packages(tmp_path)
+    assert len(log.read_text().splitlines()) == 2
+
+
+def test_an_old_node_is_named_and_the_test_command_installs_node_and_the_client(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "package-lock.json").write_text("{}")
+    r, _ = _npm_packages(tmp_path, node_version="18")
+    assert "older than 20" in r.stderr
+    test = (ROOT / "scripts" / "test").read_text()
+    assert "command -v node >/dev/null || system_packages /usr/bin/node /usr/bin/npm -- " \
+        "nodejs npm" in test
+    assert "npm_packages typescript-client" in test
