@@ -66,8 +66,8 @@ GAME_TITLES = {"dots-and-boxes": "Dots and Boxes", "extreme-tictactoe": "Extreme
 
 def board_caption(state) -> str:
     """The position in words, the same in ``board.txt``, ``boxfish analyse`` and the pictures:
-    the game, its size and how far it is (``Dots and Boxes, 5x5 boxes, 18 of 60 lines
-    drawn``; ``Extreme Tic-Tac-Toe, 16x16 cells, 37 marks``). Whose turn and the score are
+    the game, its size and how far it is (``Dots and Boxes, 5x5 boxes, 18 lines drawn``;
+    ``Extreme Tic-Tac-Toe, 16x16 cells, 37 marks``). Whose turn and the score are
     :func:`status_lines`'."""
     game = state.game
     name = getattr(game, "name", "")
@@ -75,8 +75,8 @@ def board_caption(state) -> str:
     if name == "dots-and-boxes":
         geo = game.geometry
         drawn = bin(state.drawn).count("1")
-        return (f"{title}, {geo.width}x{geo.height} boxes, {drawn} of {len(geo.moves)} "
-                f"lines drawn")
+        return (f"{title}, {geo.width}x{geo.height} boxes, {drawn} line"
+                f"{'' if drawn == 1 else 's'} drawn")
     if name == "extreme-tictactoe":
         marks = sum(row.count("x") + row.count("o") for row in state.board())
         return f"{title}, 16x16 cells, {marks} mark{'' if marks == 1 else 's'}"

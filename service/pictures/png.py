@@ -17,8 +17,17 @@ def _colour(value):
 
 def render_png(scene: Scene, width: int) -> bytes:
     """The PNG of ``scene``, ``width`` pixels wide (the height keeps the scene's aspect)."""
+    out = io.BytesIO()
+    render_image(scene, width).save(out, format="PNG", optimize=False, compress_level=6)
+    return out.getvalue()
+
+
+def render_image(scene: Scene, width: int, height: int | None = None) -> Image.Image:
+    """``scene`` drawn on an RGB image ``width`` pixels wide and ``height`` high (default:
+    the scene's aspect; a taller image is white below the scene)."""
     scale = width / scene.width
-    height = max(1, round(scene.height * scale))
+    if height is None:
+        height = max(1, round(scene.height * scale))
     image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
     fonts: dict[int, ImageFont.FreeTypeFont] = {}
@@ -58,6 +67,4 @@ def render_png(scene: Scene, width: int) -> bytes:
                 outline_fill = fill
             draw.text((px(prim.x), px(prim.y)), prim.text, fill=fill or "#000000", font=font,
                       anchor=anchor, stroke_width=outline, stroke_fill=outline_fill)
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=False, compress_level=6)
-    return out.getvalue()
+    return image
