@@ -14,6 +14,7 @@ from boxfish.engine.cli import main as cli_main
 from boxfish.engine.text import analysis_text, format_value, position_text
 from boxfish.service.http.app import create_app
 from boxfish.service.pictures import render
+from boxfish.service.pictures.notes import labelled_moves
 
 from .conftest import CheckedClient
 from .test_analyses import waited
@@ -184,7 +185,7 @@ def test_analysis_picture_best_move_and_values(client, rq_worker, capsys):
     job = waited(client, client.post("/v1/analyses?wait=8", json=body))
     assert job["status"] == "finished", job
     result = job["result"]
-    root = _svg(client, f"/v1/analyses/{job['id']}/board.svg")
+    root = _svg(client, f"/v1/analyses/{job['id']}/board.svg?labels=all")
     best = _all(root, "line", "best")
     assert [el.get("data-move") for el in best] == [_key(result["best_move"])]
     labels = {el.get("data-move"): el for el in _all(root, "text", "value")}
@@ -238,7 +239,11 @@ def test_analysis_picture_of_an_unfinished_analysis_is_409(settings, redis_clien
     root = _svg(client, f"/v1/analyses/{job['id']}/board.svg")
     assert [el.get("data-move") for el in _all(root, "rect", "best")] == [
         _key(done["result"]["best_move"])]
-    assert len(_all(root, "text", "value")) == len(done["result"]["moves"])
+    # By default only the best and the losing moves are labelled (issue 36); all on demand.
+    assert _moves(_all(root, "text", "value")) == sorted(
+        _key(m["move"]) for m in labelled_moves(done["result"], "best"))
+    every = _svg(client, f"/v1/analyses/{job['id']}/board.svg?labels=all")
+    assert len(_all(every, "text", "value")) == len(done["result"]["moves"])
 
 
 def test_the_three_renderings_say_the_same_status(client, new_game):
@@ -307,7 +312,8 @@ def test_etags_and_cache_control(client, new_game):
     finished = client.get(url)
     # a finished game may still lose its last move in a failover: revalidated too
     assert finished.headers["Cache-Control"] == "no-cache"
-    assert ET.fromstring(finished.data).find(SVG + "text").text.startswith("game over")
+    status = _all(ET.fromstring(finished.data), "text", "status")
+    assert status[0].text.startswith("game over")
 
 
 def test_bounds_are_marked_on_the_labels():
@@ -318,7 +324,7 @@ def test_bounds_are_marked_on_the_labels():
               "moves": [{"move": [1, 2, 1], "value": 1, "exact": False, "bound": "lower"},
                         {"move": [1, 1, 2], "value": -1, "exact": False, "bound": "upper"},
                         {"move": [2, 1, 2], "value": 0, "exact": True, "bound": "exact"}]}
-    root = ET.fromstring(render("svg", state, result))
+    root = ET.fromstring(render("svg", state, result, labels="all"))
     labels = {el.get("data-move"): (el.text, _classes(el) - {"value"})
               for el in _all(root, "text", "value")}
     assert labels == {"1,2,1": (">=+1", {"lower", "positive"}),
@@ -361,7 +367,7 @@ def _labelled(width: int, height: int, best, text_of):
              for i, mv in enumerate(state.legal_moves())]
     result = {"best_move": list(best), "value": 1, "exact": True, "bound": "exact",
               "moves": moves}
-    return state, result, scene_of(state, result)
+    return state, result, scene_of(state, result, labels="all")
 
 
 def _best_prims(scene, best):
@@ -384,7 +390,7 @@ def test_best_value_label_is_beside_the_best_line_inside_the_board():
     corners, inside; horizontal and vertical) and however long its label, the label's box
     does not touch the best line's stroke and stays inside the board and its margin (not on
     the status lines, not off the picture)."""
-    from boxfish.service.pictures.dots import MARGIN
+    from boxfish.service.pictures.dots import COORD, MARGIN
     from boxfish.service.pictures.scene import overlap, stroke_box, text_box
 
     sizes = [(n, n) for n in range(2, 8)] + [(2, 7), (7, 3)]
@@ -398,9 +404,13 @@ def test_best_value_label_is_beside_the_best_line_inside_the_board():
                 box, stroke = text_box(label), stroke_box(line)
                 where = (width, height, best, label.text, box)
                 assert overlap(box, stroke) == 0, where
-                board_h = height + 2 * MARGIN
+                # the board and its margin: below the column numbers, right of the row
+                # numbers (issue 36's coordinates), above the text
+                board_h = COORD + height + 2 * MARGIN
+                coords = [text_box(p) for p in scene.items if "coord" in p.classes]
+                assert not any(overlap(box, c) for c in coords), where
                 assert box[0] >= 0 and box[2] <= scene.width, where
-                assert box[1] >= 0 and box[3] <= board_h, where
+                assert box[1] >= COORD and box[3] <= board_h, where
 
 
 def _png(scene, width: int = 480) -> Image.Image:
