@@ -57,17 +57,20 @@ def proven_lower(mv: dict):
 
 def labelled_moves(result: dict, labels: str = "best") -> list[dict]:
     """The analysed moves that carry a value label, in the result's order. ``all``: every
-    one. ``best``: the :data:`TOP` best by value (at equal values the better proven first),
-    every move proven as good as the best one's value (its proven lower bound at least that:
-    proven ties), the result's best move, and every move proven worse than another (its
-    proven upper bound below some move's proven lower bound): the moves that lose."""
+    one. ``best``: the :data:`TOP` best by value (an upper bound alone, ``<=``, says nothing
+    of how good a move is: those rank after every other; at equal values the better proven
+    first), every move proven as good as the top value (its proven lower bound at least
+    that: proven ties), the result's best move, and every move proven worse than another
+    (its proven upper bound below some move's proven lower bound): the moves that lose."""
     moves = result.get("moves") or []
     if labels == "all" or not moves:
         return list(moves)
 
     def rank(m):
         lo, hi = proven_lower(m), proven_upper(m)
-        return (-m["value"], lo is None, -(lo if lo is not None else 0), hi is not None)
+        only_at_most = not m.get("exact") and m.get("bound") == "upper"
+        return (only_at_most, -m["value"], lo is None, -(lo if lo is not None else 0),
+                hi is not None)
 
     ranked = sorted(moves, key=rank)
     top = ranked[0]["value"]
