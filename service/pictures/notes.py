@@ -122,7 +122,7 @@ def judgement_line(entry: dict) -> tuple[str, str]:
     before = format_value(entry["value_before"], exact, "estimate")
     played = format_value(entry["value_played"], exact, "estimate")
     loss = entry.get("loss") or 0
-    loss_s = format_value(loss, exact, "estimate").lstrip("+")
+    loss_s = format_value(loss, exact, "estimate").replace("+", "")  # a loss: never < 0
     head = f"{entry['serial']}. {_player(entry)} {format_move(entry['move'])}: {judgement}"
     if judgement == "best" or not loss:
         return f"{head} (value {before})", judgement

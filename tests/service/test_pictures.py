@@ -742,6 +742,34 @@ def test_animation_gif_of_a_60_move_5x5_game_is_within_its_size_budget(server_ur
         missing = http.get("/v1/games/nosuchgame/animation.gif")
         assert missing.status_code == 404
         assert missing.headers["content-type"] == "application/problem+json"
+    # with a review's judgement on every frame (and a better move marked on three of four):
+    # the same game drawn by the renderer the route calls, within the budget too
+    from types import SimpleNamespace
+
+    from boxfish.service.pictures.animation import render_gif
+
+    game = engine.load_game("dots-and-boxes", width=5, height=5)
+    events = [SimpleNamespace(serial=i + 1, move=mv, player=p) for i, (mv, p) in
+              enumerate(zip(state.history, _players(game, state.history), strict=True))]
+    kinds = ["best", "inaccuracy", "mistake", "blunder"]
+    review = {ev.serial: {"serial": ev.serial, "move": list(ev.move), "player": ev.player,
+                          "value_before": 3, "value_played": 3 - [0, 1, 2, 4][i % 4],
+                          "loss": [0, 1, 2, 4][i % 4], "exact": i % 2 == 0,
+                          "judgement": kinds[i % 4],
+                          "best_moves": [list(events[(i + 1) % 60].move)]}
+              for i, ev in enumerate(events)}
+    data = render_gif(game, events, 480, review)
+    assert len(data) <= SIZE_BUDGET and len(_frames(data)) == 61, len(data)
+
+
+def _players(game, moves) -> list[int]:
+    """The player who made each of ``moves``."""
+    state = game.new_state()
+    out = []
+    for mv in moves:
+        out.append(state.to_move)
+        state.play(mv)
+    return out
 
 
 def test_animation_gif_with_a_review_shows_each_moves_judgement(client, new_game, rq_worker):
