@@ -713,6 +713,23 @@ def test_animation_gif_a_frame_per_position(client, new_game):
     assert missing.status_code == 404 and missing.mimetype == "application/problem+json"
     other = client.get(url + "?at=1.0123456789abcdef")
     assert other.status_code == 404
+    # Extreme Tic-Tac-Toe: the last mark of each frame outlined in the highlight colour
+    xt_id, xt_auth, _ = new_game("extreme-tictactoe")
+    xt = engine.load_game("extreme-tictactoe").new_state()
+    for _ in range(4):
+        mv = rng.choice(xt.legal_moves())
+        xt.play(mv)
+        _play(client, xt_id, xt_auth, [mv])
+    frames = _frames(client.get(f"/v1/games/{xt_id}/animation.gif?size=400").data)
+    assert len(frames) == 5 and frames[0].width == 400
+    from boxfish.service.pictures import scene_of
+
+    scene = scene_of(xt)
+    recent = next(p for p in scene.items if "recent" in p.classes)
+    scale = 400 / scene.width
+    y = round((recent.y + 0.5) * scale)  # the outline's left side, two or three pixels wide
+    got = [frames[4].getpixel((round(recent.x * scale) + dx, y)) for dx in range(-2, 4)]
+    assert any(max(abs(a - b) for a, b in zip(px, want, strict=True)) < 40 for px in got), got
 
 
 def test_animation_gif_of_a_60_move_5x5_game_is_within_its_size_budget(server_url):
