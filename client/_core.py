@@ -398,6 +398,14 @@ class Core:
         resp = yield from self._send("GET", api_path("games", game_id, "record"), params=params)
         return resp.text
 
+    def _animation(self, game_id: str, at: int | str | None, size: int | None,
+                   review: str | None) -> Operation[bytes]:
+        params = {k: v for k, v in (("at", at), ("size", size), ("review", review))
+                  if v is not None}
+        resp = yield from self._send("GET", api_path("games", game_id, "animation.gif"),
+                                     params=params)
+        return resp.content
+
     def _import_record(self, record: str, format: str, width: int | None,
                        height: int | None, idempotency_key: str | None) -> Operation[Game]:
         # One key for every attempt: a retry whose first answer was lost gets the game the

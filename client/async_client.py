@@ -146,6 +146,11 @@ class AsyncClient(_core.Core):
         """:meth:`Client.export_record <boxfish.client.Client.export_record>`, awaited."""
         return await self._run(self._export_record(game_id, at))
 
+    async def animation(self, game_id: str, *, at: int | str | None = None,
+                        size: int | None = None, review: str | None = None) -> bytes:
+        """:meth:`Client.animation <boxfish.client.Client.animation>`, awaited."""
+        return await self._run(self._animation(game_id, at, size, review))
+
     async def import_record(self, record: str, *, format: str = "boxfish",
                             width: int | None = None, height: int | None = None,
                             idempotency_key: str | None = None) -> Game:

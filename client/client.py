@@ -218,6 +218,17 @@ class Client(_core.Core):
         InvalidRequest (an ``at`` beyond the game's serial)."""
         return self._run(self._export_record(game_id, at))
 
+    # -- pictures --------------------------------------------------------------------------
+
+    def animation(self, game_id: str, *, at: int | str | None = None, size: int | None = None,
+                  review: str | None = None) -> bytes:
+        """The game as an animated GIF (``GET /v1/games/{id}/animation.gif``): a frame per
+        position up to ``at`` (a serial or ``<serial>.<head>``; None: now), ``size`` pixels
+        wide (None: the server's 480), with the judgements of the finished ``review`` (its
+        id) when given. Raises NotFound, InvalidRequest, ReviewFailed (the review failed),
+        BoxfishError (409: the review has not finished, or reviewed another history)."""
+        return self._run(self._animation(game_id, at, size, review))
+
     def import_record(self, record: str, *, format: str = "boxfish", width: int | None = None,
                       height: int | None = None, idempotency_key: str | None = None) -> Game:
         """Make a new game of ``record`` (``POST /v1/games/import``): a Boxfish record, or

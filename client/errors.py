@@ -147,6 +147,10 @@ def error_from_response(status: int, body: object, headers) -> BoxfishError:
         return cls(status, problem)
     if status == 409 and slug == "nothing-to-review":
         return NothingToReview(status, problem)
+    if status == 409 and slug == "review-failed":
+        return ReviewFailed(status, problem)
+    if status == 409 and slug in ("review-not-finished", "review-of-another-history"):
+        return BoxfishError(status, problem)  # a picture's review: not a move's serial
     cls = {409: SerialConflict, 404: NotFound, 401: Unauthorized, 403: Forbidden}.get(status,
                                                                                    BoxfishError)
     return cls(status, problem)

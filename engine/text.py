@@ -60,12 +60,35 @@ def status_lines(state) -> list[str]:
     return [f"game over \u00b7 player {result['winner']} wins {s0}-{s1}"]
 
 
+#: The games' names in words, for :func:`board_caption`.
+GAME_TITLES = {"dots-and-boxes": "Dots and Boxes", "extreme-tictactoe": "Extreme Tic-Tac-Toe"}
+
+
+def board_caption(state) -> str:
+    """The position in words, the same in ``board.txt``, ``boxfish analyse`` and the pictures:
+    the game, its size and how far it is (``Dots and Boxes, 5x5 boxes, 18 lines drawn``;
+    ``Extreme Tic-Tac-Toe, 16x16 cells, 37 marks``). Whose turn and the score are
+    :func:`status_lines`'."""
+    game = state.game
+    name = getattr(game, "name", "")
+    title = GAME_TITLES.get(name, name or type(game).__name__)
+    if name == "dots-and-boxes":
+        geo = game.geometry
+        drawn = bin(state.drawn).count("1")
+        return (f"{title}, {geo.width}x{geo.height} boxes, {drawn} line"
+                f"{'' if drawn == 1 else 's'} drawn")
+    if name == "extreme-tictactoe":
+        marks = sum(row.count("x") + row.count("o") for row in state.board())
+        return f"{title}, 16x16 cells, {marks} mark{'' if marks == 1 else 's'}"
+    return title
+
+
 def position_text(game, state) -> str:
-    """The board (``state.to_ascii()``) and a heading line: the game and its
+    """The board (``state.to_ascii()``) and a heading line: :func:`board_caption` and
     :func:`status_lines` (the score and the player to move, or the result), as the pictures
-    say them."""
+    say them, two spaces apart."""
     out = [state.to_ascii() if hasattr(state, "to_ascii") else str(state)]
-    out.append(f"{game!r}  " + " \u00b7 ".join(status_lines(state)))
+    out.append(f"{board_caption(state)}  " + " \u00b7 ".join(status_lines(state)))
     return "\n".join(out)
 
 
@@ -122,5 +145,6 @@ def analysis_text(game, state, result: dict, stats: bool = True) -> str:
     return "\n".join([position_text(game, state), *analysis_lines(result, stats)])
 
 
-__all__ = ["format_move", "format_value", "format_proven", "status_lines", "position_text",
+__all__ = ["format_move", "format_value", "format_proven", "status_lines", "board_caption",
+           "position_text",
            "analysis_lines", "analysis_text"]

@@ -22,30 +22,35 @@ from .xttt import xttt_scene
 MEDIA_TYPES = {"svg": "image/svg+xml", "png": "image/png", "txt": "text/plain; charset=utf-8"}
 
 
-def scene_of(state, result: dict | None = None) -> Scene:
+def scene_of(state, result: dict | None = None, labels: str = "best", notes=(),
+             hint=None) -> Scene:
     """The scene of ``state`` (a Dots-and-Boxes or Extreme Tic-Tac-Toe state), with the
-    analysis ``result`` (``Analysis.to_dict()``) drawn when given. Raises ValueError for a
-    game it cannot draw."""
+    analysis ``result`` (``Analysis.to_dict()``) drawn when given, its value labels as
+    ``labels`` says (:data:`.notes.LABELS`); ``notes``: more text lines beneath the board
+    (``(text, classes)``); ``hint``: a move marked best without an analysis. Raises
+    ValueError for a game it cannot draw."""
     name = state.game.name
     if name == "dots-and-boxes":
-        return dots_scene(state, result)
+        return dots_scene(state, result, labels, notes, hint)
     if name == "extreme-tictactoe":
-        return xttt_scene(state, result)
+        return xttt_scene(state, result, labels, notes, hint)
     raise ValueError(f"no pictures of {name!r} games")
 
 
-def render(fmt: str, state, result: dict | None = None, width: int = 480) -> bytes:
+def render(fmt: str, state, result: dict | None = None, width: int = 480,
+           labels: str = "best") -> bytes:
     """The picture of ``state`` (and ``result``) in ``fmt`` (a key of :data:`MEDIA_TYPES`;
-    ``width``: the PNG's width in pixels). Raises ValueError for an unknown format."""
+    ``width``: the PNG's width in pixels; ``labels``: which moves carry a value label in SVG
+    and PNG, the text lists every one). Raises ValueError for an unknown format."""
     if fmt == "txt":
         game = state.game
         text = (position_text(game, state) if result is None
                 else analysis_text(game, state, result))
         return (text + "\n").encode()
     if fmt == "svg":
-        return render_svg(scene_of(state, result))
+        return render_svg(scene_of(state, result, labels))
     if fmt == "png":
-        return render_png(scene_of(state, result), width)
+        return render_png(scene_of(state, result, labels), width)
     raise ValueError(f"unknown picture format {fmt!r}")
 
 

@@ -1,27 +1,31 @@
-"""The Dots-and-Boxes scene: dots, drawn lines (the last one highlighted), a click target on
-every undrawn line, captured boxes in their owner's colour, and the status (scores, whose
-turn); for an analysis also the best move and every analysed line's value (on the line's
-middle, but the best move's beside its line, which it would hide)."""
+"""The Dots-and-Boxes scene: the dots with their coordinates, drawn lines (the last one
+highlighted), a click target on every undrawn line, captured boxes in their owner's colour,
+and beneath the board the position in words and the status (scores, whose turn); for an
+analysis also the best move, the values of the best and the losing lines (or of every line;
+on the line's middle, but the best move's beside its line, which it would hide), the
+analysis line and a legend."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from boxfish.engine.text import format_move, format_value, status_lines
+from boxfish.engine.text import board_caption, format_value, status_lines
 
+from .notes import Note, analysis_line, coordinates_line, labelled_moves, legend_lines, place_notes
 from .scene import Box, Prim, Scene, move_attr, overlap, stroke_box, text_box
 
-#: The margin around the dots, the status lines' height and the narrowest picture (in units:
-#: one unit is the distance between two dots).
+#: The margin around the dots (where the best move's label may go), the band of coordinates
+#: above and left of it, and the narrowest picture (in units: one unit is the distance
+#: between two dots).
 MARGIN = 0.6
-LINE_HEIGHT = 0.55
+COORD = 0.4
 MIN_WIDTH = 6.0
 #: The space between the best line's stroke and its value label (units).
 LABEL_GAP = 0.03
 
 
 def _dot(x: int, y: int, left: float) -> tuple[float, float]:
-    return left + x - 1, MARGIN + y - 1
+    return left + x - 1, COORD + MARGIN + y - 1
 
 
 def _ends(move, left: float) -> tuple[float, float, float, float]:
@@ -78,15 +82,6 @@ def beside(line: Prim, label: Prim, bounds: Box, obstacles: list[Box]) -> Prim:
     return replace(label, x=x, y=y)
 
 
-def analysis_line(result: dict) -> str:
-    """The status line of an analysis: its best move and value."""
-    if result.get("best_move") is None:
-        return "analysis: game over"
-    what = "exact" if result["exact"] else result["bound"]
-    return (f"best {format_move(result['best_move'])} \u00b7 value "
-            f"{format_value(result['value'], result['exact'], result['bound'])} ({what})")
-
-
 def _move_best_label(scene: Scene, best: str, bounds: Box) -> None:
     """Put the best move's value label (if any) :func:`beside` the best line, inside the
     board and its margin (``bounds``), avoiding the other labels and the drawn lines."""
@@ -103,30 +98,38 @@ def _move_best_label(scene: Scene, best: str, bounds: Box) -> None:
     items[at] = beside(line, items[at], bounds, obstacles)
 
 
-def dots_scene(state, result: dict | None = None) -> Scene:
-    """The scene of a Dots-and-Boxes ``state``; ``result``: an analysis of it
-    (``Analysis.to_dict()``) to draw, or None."""
+def dots_scene(state, result: dict | None = None, labels: str = "best",
+               notes: list[Note] | tuple = (), hint=None) -> Scene:
+    """The scene of a Dots-and-Boxes ``state``: coordinates on the top and left edges
+    (columns ``x`` and rows ``y`` of the dots, as moves name them), then beneath the board
+    :func:`~boxfish.engine.text.board_caption`, the status and ``notes`` (more text lines).
+    ``result``: an analysis of it (``Analysis.to_dict()``) to draw, its move values
+    labelled as ``labels`` says (:func:`~.notes.labelled_moves`), with the analysis line and
+    a legend; or None. ``hint``: a move to mark as the best one (the dashed line) without an
+    analysis, or None."""
     geo = state.game.geometry
     w, h = geo.width, geo.height
-    width = max(w + 2 * MARGIN, MIN_WIDTH)
-    left = (width - w) / 2
-    status = status_lines(state)
-    if result is not None:
-        status.append(analysis_line(result))
-    board_h = h + 2 * MARGIN
-    scene = Scene(width, board_h + LINE_HEIGHT * len(status) + 0.15, state.game.name,
-                  state.serial)
-    scene.rect(["background"], 0, 0, scene.width, scene.height)
+    width = max(w + 2 * MARGIN + COORD, MIN_WIDTH)
+    left = COORD + (width - COORD - w) / 2  # the first dot column
+    board_h = COORD + h + 2 * MARGIN
+    scene = Scene(width, board_h, state.game.name, state.serial)
     for x, y in geo.box_xy:
         if state.valence(x, y) == 4:
             owner = state.owner(x, y)
             bx, by = _dot(x, y, left)
             scene.rect(["box", f"owner-{owner}" if owner >= 0 else "owner-none"],
                        bx, by, 1, 1, box=f"{x},{y}")
+    for x in range(1, w + 2):
+        scene.text(["coord", "column"], _dot(x, 1, left)[0], COORD / 2, str(x), column=x)
+    for y in range(1, h + 2):
+        scene.text(["coord", "row"], left - MARGIN - COORD / 2, _dot(1, y, left)[1], str(y),
+                   row=y)
     drawn = state.drawn
     history = state.history
     last = history[-1] if history else None
     best = tuple(result["best_move"]) if result and result.get("best_move") else None
+    if best is None and hint is not None:
+        best = tuple(hint)
     if best is not None:
         scene.line(["best"], *_ends(best, left), move=move_attr(best))
     for line, move in enumerate(geo.moves):
@@ -136,18 +139,26 @@ def dots_scene(state, result: dict | None = None) -> Scene:
     for y in range(1, h + 2):
         for x in range(1, w + 2):
             scene.circle(["dot"], *_dot(x, y, left), 0.085)
+    text: list[Note] = [(board_caption(state), ("caption",))]
+    text += [(line, ("status",)) for line in status_lines(state)]
     if result is not None:
-        for mv in result.get("moves") or []:
+        shown = labelled_moves(result, labels)
+        for mv in shown:
             x1, y1, x2, y2 = _ends(mv["move"], left)
             scene.text(value_classes(mv), (x1 + x2) / 2, (y1 + y2) / 2,
                        format_value(mv["value"], mv["exact"], mv["bound"]),
                        move=move_attr(mv["move"]))
         if best is not None:
-            _move_best_label(scene, move_attr(best), (0.0, 0.0, width, board_h))
+            _move_best_label(scene, move_attr(best),
+                             (left - MARGIN, COORD, left + w + MARGIN, board_h))
+        text.append((analysis_line(result), ("status", "analysis")))
+        text += [(line, ("legend",)) for line in
+                 legend_lines(state, result, len(shown), labels)]
+        text.append((coordinates_line(state.game.name), ("legend",)))
     for line, move in enumerate(geo.moves):
         if not drawn >> line & 1:
             scene.line(["slot"], *_ends(move, left), move=move_attr(move))
-    for i, text in enumerate(status):
-        classes = ["status"] + (["analysis"] if i >= 1 else [])
-        scene.text(classes, width / 2, board_h + LINE_HEIGHT * (i + 0.5), text)
+    text += list(notes)
+    scene.height = place_notes(scene, text, board_h)
+    scene.items.insert(0, Prim("rect", ("background",), 0, 0, w=scene.width, h=scene.height))
     return scene

@@ -5,10 +5,27 @@ texts in Pillow's built-in scalable font."""
 from __future__ import annotations
 
 import io
+import threading
 
 from PIL import Image, ImageDraw, ImageFont
 
 from .scene import Scene, style_of
+
+#: Fonts by pixel size, per thread (a FreeType face is not to be shared by threads drawing
+#: at once): loading one costs more than drawing a board's texts.
+_fonts = threading.local()
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    cache = getattr(_fonts, "by_size", None)
+    if cache is None:
+        cache = _fonts.by_size = {}
+    font = cache.get(size)
+    if font is None:
+        if len(cache) >= 64:
+            cache.clear()
+        font = cache[size] = ImageFont.load_default(size=size)
+    return font
 
 
 def _colour(value):
@@ -17,11 +34,19 @@ def _colour(value):
 
 def render_png(scene: Scene, width: int) -> bytes:
     """The PNG of ``scene``, ``width`` pixels wide (the height keeps the scene's aspect)."""
+    out = io.BytesIO()
+    render_image(scene, width).save(out, format="PNG", optimize=False, compress_level=6)
+    return out.getvalue()
+
+
+def render_image(scene: Scene, width: int, height: int | None = None) -> Image.Image:
+    """``scene`` drawn on an RGB image ``width`` pixels wide and ``height`` high (default:
+    the scene's aspect; a taller image is white below the scene)."""
     scale = width / scene.width
-    height = max(1, round(scene.height * scale))
+    if height is None:
+        height = max(1, round(scene.height * scale))
     image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
-    fonts: dict[int, ImageFont.FreeTypeFont] = {}
 
     def px(v: float) -> float:
         return v * scale
@@ -47,9 +72,7 @@ def render_png(scene: Scene, width: int) -> bytes:
                          fill=fill or stroke)
         else:
             size = max(6, round(px(st.get("size", 0.3))))
-            font = fonts.get(size)
-            if font is None:
-                font = fonts[size] = ImageFont.load_default(size=size)
+            font = _font(size)
             anchor = {"middle": "mm", "start": "lm", "end": "rm"}[prim.anchor]
             if st.get("halo"):
                 outline, outline_fill = max(1, round(px(st["halo"]))), "#ffffff"
@@ -58,6 +81,4 @@ def render_png(scene: Scene, width: int) -> bytes:
                 outline_fill = fill
             draw.text((px(prim.x), px(prim.y)), prim.text, fill=fill or "#000000", font=font,
                       anchor=anchor, stroke_width=outline, stroke_fill=outline_fill)
-    out = io.BytesIO()
-    image.save(out, format="PNG", optimize=False, compress_level=6)
-    return out.getvalue()
+    return image

@@ -232,6 +232,35 @@ def test_analyse_polls_until_the_job_is_done(server_url, rq_worker):
         assert beyond.value.reason == "out_of_range"
 
 
+def test_animation_is_the_games_gif_sync_and_async(server_url):
+    """``Client.animation`` and ``AsyncClient.animation``: the GIF of the route, a frame per
+    position up to ``at``; an unknown game is NotFound, a bad size InvalidRequest."""
+    import asyncio
+    import io
+
+    from PIL import Image
+
+    from boxfish.client import AsyncClient
+
+    with Client(server_url) as api:
+        game = api.create_game(width=2, height=2)
+        for line in all_lines(2, 2)[:5]:
+            api.play(game.id, line, token=game.token)
+        gif = Image.open(io.BytesIO(api.animation(game.id, size=200)))
+        assert gif.format == "GIF" and gif.n_frames == 6 and gif.width == 200
+        assert Image.open(io.BytesIO(api.animation(game.id, at=2))).n_frames == 3
+        with pytest.raises(NotFound):
+            api.animation("no-such-game")
+        with pytest.raises(InvalidRequest):
+            api.animation(game.id, size=10)
+
+    async def fetch() -> bytes:
+        async with AsyncClient(server_url) as aapi:
+            return await aapi.animation(game.id, at=4, size=200)
+
+    assert Image.open(io.BytesIO(asyncio.run(fetch()))).n_frames == 5
+
+
 def _signed(secret: str, body: str, when: datetime) -> dict:
     msg_id = f"msg_{secrets.token_hex(8)}"
     return {"webhook-id": msg_id, "webhook-timestamp": str(int(when.timestamp())),

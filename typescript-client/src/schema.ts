@@ -135,6 +135,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{id}/animation.gif": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["GameId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The game as an animated GIF, move by move
+         * @description One frame per position, from the empty board (serial 0) to `?at=` (default: now), a second per move and four on the last, looping: each frame the game's board picture (as `board.png`) with the move just played beneath it (`12. player 0 3,4,2`). With `?review=` (a finished review of this game, `POST /v1/games/{id}/reviews`) each move also carries its judgement and its values for the player who moved (`12. player 0 3,4,2: mistake, loses 2 (value +2 then 0; best 1,2,1)`, `~` an estimate), and a move that lost something shows the better move as the best one (dashed). One palette for every frame, each frame stored as its difference from the one before: a 60-move 5x5 game at the default width is about 130 KB, within the 512 KB the tests hold it to (chats take far more). Caching as for the game's board pictures: the ETag names the log position, the width and the review; `?at=<serial>.<head>` is `immutable`, anything else `no-cache`.
+         */
+        get: operations["getGameAnimation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{id}/moves": {
         parameters: {
             query?: never;
@@ -351,7 +373,7 @@ export interface paths {
         };
         /**
          * A picture of an analysis (SVG, PNG or text)
-         * @description The analysed position with the best move marked (class `best`) and, for Dots and Boxes, every analysed undrawn line labelled with its value for the side to move (`+2` exact, `>=+2` a lower bound, `<=+2` an upper bound); for Extreme Tic-Tac-Toe each analysed cell. The text is what `boxfish analyse` prints. 409 (`reason` `not_finished`, with `Retry-After`) while the analysis is queued or running, 409 (`reason` `failed`) when it failed. A finished analysis never changes: cached for a year (`immutable`).
+         * @description The analysed position with the best move marked (class `best`) and the analysed undrawn lines (Dots and Boxes) or cells (Extreme Tic-Tac-Toe) labelled with their value for the side to move (`+2` exact, `>=+2` a lower bound, `<=+2` an upper bound, `~+2` an estimate): by default (`labels=best`) the three best moves, every move proven as good as the best, and every move proven worse than another (its proven upper bound below another move's proven lower bound); with `labels=all` every analysed move. Beneath the board: the position in words, the status, the analysis (the best move, its value and what is proven beyond an estimate, as in `lower` and `upper`: `~+3 (estimate; proven >=+1)`) and a legend (whose view the values take, what each label means, how many labels are left out, how a move is written); the board's edges carry the coordinates moves use. The text is what `boxfish analyse` prints (every move). 409 (`reason` `not_finished`, with `Retry-After`) while the analysis is queued or running, 409 (`reason` `failed`) when it failed. A finished analysis never changes: cached for a year (`immutable`).
          */
         get: operations["getAnalysisBoard"];
         put?: never;
@@ -1817,6 +1839,58 @@ export interface operations {
             default: components["responses"]["Problem"];
         };
     };
+    getGameAnimation: {
+        parameters: {
+            query?: {
+                /** @description The last position to show: a serial, 0 to the game's serial, or `<serial>.<head>` as in the game's ETag and event ids (default: the current position). */
+                at?: string;
+                /** @description The PNG's width in pixels, 64 to 2048 (default 480; the height follows the board). Checked for every format, used by PNG only. */
+                size?: components["parameters"]["PictureSize"];
+                /** @description A finished review of this game (`rv_...`) whose judgements and values the frames show. An unknown review is a 404, one still running or failed a 409, another game's a 422. */
+                review?: string;
+            };
+            header?: {
+                /** @description An ETag of the picture held; 304 when it is still current. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: components["parameters"]["GameId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animation */
+            200: {
+                headers: {
+                    /** @description A strong validator of what the animation shows (quoted). */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` for `?at=<serial>.<head>`, else `no-cache`. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/gif": unknown;
+                };
+            };
+            304: components["responses"]["PictureNotModified"];
+            404: components["responses"]["Problem"];
+            /** @description The review is not finished (`review-not-finished`, `reason` `not_finished`, `Retry-After` seconds) or failed (`review-failed`, `reason` `failed`), or it reviewed a history the log no longer has (`review-of-another-history`, `reason` `other_history`); or the log lost moves while the animation was read (`serial-conflict`). */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["Problem"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+            default: components["responses"]["Problem"];
+        };
+    };
     listMoves: {
         parameters: {
             query?: {
@@ -2160,6 +2234,8 @@ export interface operations {
             query?: {
                 /** @description The PNG's width in pixels, 64 to 2048 (default 480; the height follows the board). Checked for every format, used by PNG only. */
                 size?: components["parameters"]["PictureSize"];
+                /** @description Which moves carry a value label in SVG and PNG: `best` (default) the best three, the proven ties of the best and the moves proven to lose; `all` every analysed move. Checked for every format (422 otherwise); the text lists every move. */
+                labels?: "best" | "all";
             };
             header?: {
                 /** @description An ETag of the picture held; 304 when it is still current. */

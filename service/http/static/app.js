@@ -535,7 +535,7 @@ class GamePage {
       if (run !== this.analysisRun) return;
       if (job.status === "failed") throw new Error(job.error || "the analysis failed");
       const result = job.result;
-      this.analysis = { serial, result, svgUrl: `/v1/analyses/${encodeURIComponent(job.id)}/board.svg` };
+      this.analysis = { serial, result, svgUrl: `/v1/analyses/${encodeURIComponent(job.id)}/board.svg?labels=all` };
       status.textContent = `Move ${serial}: best ${moveText(result.best_move)}, ${valueText(result.value, result.bound, result.mate_in)}`
         + ` · depth ${result.depth} · ${result.nodes.toLocaleString()} nodes`;
       status.dataset.state = "done";

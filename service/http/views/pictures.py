@@ -1,5 +1,6 @@
 """Board pictures: ``GET /v1/games/{id}/board.{svg,png,txt}`` (the game at its current serial or
-at ``?at=``), ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed position with its
+at ``?at=``), ``GET /v1/games/{id}/animation.gif`` (the game move by move, with a review's
+judgements), ``GET /v1/analyses/{id}/board.{svg,png,txt}`` (the analysed position with its
 best move and move values) and ``GET /v1/reviews/{id}/chart.{svg,png}`` (a review's value
 chart), drawn by :mod:`service.pictures`.
 
@@ -23,9 +24,11 @@ from flask import Blueprint, Response, request
 from ...application.analyses import STORED_PREFIX
 from ...application.analysis_request import AnalysisRequest
 from ...application.games import HEAD_RE
-from ...errors import NotFound
+from ...errors import NotFound, SerialConflict
 from ...pictures import MEDIA_TYPES, render, render_png, render_svg
+from ...pictures.animation import render_gif
 from ...pictures.chart import chart_scene
+from ...pictures.notes import LABELS
 from ..problems import Problem, check_at_most, invalid_field
 from . import check_id, ctx, query_int
 
@@ -36,7 +39,7 @@ DEFAULT_SIZE = 480
 MIN_SIZE = 64
 MAX_SIZE = 2048
 #: Part of every ETag: change it when the drawing changes, so no cache keeps an old picture.
-DRAWING_VERSION = "1"
+DRAWING_VERSION = "2"
 IMMUTABLE = "public, max-age=31536000, immutable"
 #: The security middleware's policy with inline styles allowed: a standalone SVG styles itself
 #: with its embedded style sheet (still no scripts, no fetches).
@@ -60,8 +63,23 @@ def _size() -> int:
     return size
 
 
+def _labels() -> str:
+    """``?labels=`` (checked for every format, used by SVG and PNG): ``best`` (default) or
+    ``all``; a 422 problem otherwise."""
+    raw = request.args.get("labels", "best")
+    if raw not in LABELS:
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise invalid_field(f"labels must be one of {', '.join(LABELS)}; got {shown!r}",
+                            ["query", "labels"], " or ".join(LABELS), "enum")
+    return raw
+
+
 def _etag(*parts) -> str:
     return '"' + hashlib.sha1("\x1f".join(map(str, parts)).encode()).hexdigest() + '"'
+
+
+#: The media type of the game's animation (not a board format: ``board.gif`` is a 404).
+GIF = "image/gif"
 
 
 def _answer(fmt: str, size: int, etag: str, immutable: bool, draw) -> Response:
@@ -73,7 +91,7 @@ def _answer(fmt: str, size: int, etag: str, immutable: bool, draw) -> Response:
     if fmt == "svg":
         headers["Content-Security-Policy"] = SVG_CSP
     return Response(draw(), status=200, headers=headers, mimetype=None,
-                    content_type=MEDIA_TYPES[fmt])
+                    content_type=GIF if fmt == "gif" else MEDIA_TYPES[fmt])
 
 
 def _check_finished(kind: str, job_id: str, status: str) -> None:
@@ -135,29 +153,34 @@ def game_board(game_id: str, fmt: str):
 
 @bp.get("/v1/analyses/<job_id>/board.<fmt>")
 def analysis_board(job_id: str, fmt: str):
-    """The analysed position with the analysis drawn. 404 for an unknown analysis or format,
-    409 ``not_finished`` (with ``Retry-After``) while it runs, 409 ``failed`` when it failed,
-    422 for a ``size`` out of bounds."""
+    """The analysed position with the analysis drawn, the moves ``?labels=`` names labelled
+    (``best``, the default, or ``all``). 404 for an unknown analysis or format, 409
+    ``not_finished`` (with ``Retry-After``) while it runs, 409 ``failed`` when it failed, 422
+    for a ``size`` out of bounds or ``labels`` neither."""
     fmt = _format(fmt)
     analyses = ctx().analyses
     job_id = check_id(job_id, "analysis")
     if job_id.startswith(STORED_PREFIX):  # answered from the store of exact values
         view = analyses.stored_view(job_id)
-        size = _size()
+        size, labels = _size(), _labels()
         stored = AnalysisRequest.model_validate(view["request"])
-        etag = _etag("analysis", DRAWING_VERSION, job_id, fmt, size if fmt == "png" else "")
+        etag = _etag("analysis", DRAWING_VERSION, job_id, fmt, size if fmt == "png" else "",
+                     labels if fmt != "txt" else "")
         return _answer(fmt, size, etag, True,
-                       lambda: render(fmt, stored.build_state(), view["result"], width=size))
+                       lambda: render(fmt, stored.build_state(), view["result"], width=size,
+                                      labels=labels))
     job = analyses.get(job_id)
-    size = _size()
+    size, labels = _size(), _labels()
     _check_finished("analysis", job.id, analyses.status(job))
     analysis = analyses.request_of(job)
     if analysis is None:
         raise NotFound(f"analysis {job.id!r} carries no position this server can read")
-    etag = _etag("analysis", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "")
+    etag = _etag("analysis", DRAWING_VERSION, job.id, fmt, size if fmt == "png" else "",
+                 labels if fmt != "txt" else "")
 
     def draw() -> bytes:
-        return render(fmt, analysis.build_state(), job.return_value(), width=size)
+        return render(fmt, analysis.build_state(), job.return_value(), width=size,
+                      labels=labels)
 
     return _answer(fmt, size, etag, True, draw)
 
@@ -183,3 +206,57 @@ def review_chart(review_id: str, fmt: str):
     scene = chart_scene(view)
     return _answer(fmt, size, etag, True,
                    lambda: render_svg(scene) if fmt == "svg" else render_png(scene, size))
+
+
+@bp.get("/v1/games/<game_id>/animation.gif")
+def game_animation(game_id: str):
+    """The game as an animated GIF (:mod:`service.pictures.animation`): a frame per position
+    from serial 0 to ``?at=`` (default: now), ``?size=`` pixels wide; with ``?review=`` (a
+    finished review of this game) each move's judgement and values. Cached as the game's
+    board pictures (the ETag names the log position, the width and the review). 404 for an
+    unknown game or review or a head the log does not have at ``at``; 409 while the review
+    runs or when it failed, or when it reviewed another history of the log; 422 for a bad
+    ``at``, ``size`` or ``review``."""
+    services = ctx()
+    games = services.games
+    meta = games.meta(check_id(game_id, "game"))
+    size = _size()
+    at, asked_head = _at(meta)
+    events = games.moves(meta)[:at]
+    if len(events) < at:  # the log lost moves since meta was read
+        raise SerialConflict(len(events))
+    head = events[-1].head if events else ""
+    if asked_head is not None and asked_head != head:
+        raise NotFound(f"game {meta.game_id!r} has no position {at}.{asked_head}: its log has "
+                       f"another history at serial {at} (a store failover lost moves); ask "
+                       f"for the game's current ETag or ?at={at}")
+    review_id = request.args.get("review")
+    review = None
+    if review_id is not None:
+        review = _review_moves(services.reviews, meta.game_id, review_id, events)
+    etag = _etag("animation", DRAWING_VERSION, meta.game_id, at, head, size, review_id or "")
+    game = games.game_of(meta)
+    return _answer("gif", size, etag, asked_head is not None,
+                   lambda: render_gif(game, events, size, review))
+
+
+def _review_moves(reviews, game_id: str, review_id: str, events) -> dict:
+    """The moves of the finished review ``review_id`` of game ``game_id``, by serial: a 404
+    when there is no such review, 409 while it runs or when it failed, 422 when it is another
+    game's, 409 ``other_history`` when it reviewed moves the log no longer has."""
+    job = reviews.get(check_id(review_id, "review"))
+    status = reviews.status(job)
+    _check_finished("review", job.id, status)
+    view = reviews.view(job, status)
+    if view["game_id"] != game_id:
+        raise invalid_field(f"review {job.id!r} is of game {view['game_id']!r}, not of "
+                            f"{game_id!r}", ["query", "review"], "a review of this game",
+                            "value_error")
+    serial, _, head = (view["position"] or "").partition(".")
+    if serial.isdigit() and 0 < int(serial) <= len(events) and \
+            events[int(serial) - 1].head != head:
+        raise Problem(409, "review-of-another-history", "Review of another history",
+                      f"review {job.id!r} reviewed the log as it was at {view['position']}; "
+                      f"the log has another history there (a store failover lost moves)",
+                      reason="other_history")
+    return {m["serial"]: m for m in view["moves"] or []}
