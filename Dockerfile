@@ -1,5 +1,5 @@
 # Boxfish: the API, the analysis and webhook workers, and an embedded Redis unless REDIS_URL
-# is set (see the README's "Deployment"). Two stages: "build" compiles the wheels (the
+# is set (see docs/compose.md). Two stages: "build" compiles the wheels (the
 # compiled Dots-and-Boxes core included) with a C compiler and installs them into a virtual
 # environment; the runtime stage takes that environment, without the compiler or pip, and
 # runs as the non-root user boxfish.

@@ -103,6 +103,10 @@ def main() -> int:
                     rows.append((n, value, p.nodes, p.jobs, wall))
                     say(f"{n} worker(s): value {value}, {p.nodes:,} nodes, {p.jobs} jobs,"
                         f" {wall:.0f} s wall")
+                    if args.every_move and p.done:
+                        zero = sum(1 for _ln, lo, hi in p.moves if lo == hi == 0)
+                        say(f"  first moves proven worth 0 (Wilson's table: all 40): "
+                            f"{zero} of {len(p.moves)}")
                 say("| workers | value | nodes | jobs | wall s |")
                 say("|---|---|---|---|---|")
                 for n, v, nodes, jobs, wall in rows:

@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="search threads (default: every CPU this process may use)")
     p.add_argument("--table-gb", type=float, default=None, metavar="G",
-                   help="the table's budget in GiB (default: the library's, see README)")
+                   help="the table's budget in GiB (default: the library's, see docs/engine.md)")
     p.add_argument("--checkpoint", default=None, metavar="FILE",
                    help="resume from FILE when it exists; save to it every --interval "
                         "seconds, on SIGINT/SIGTERM and at the end")

@@ -1,7 +1,7 @@
 """boxfish.client.AsyncClient against a live server (gunicorn, Redis, a real RQ worker): a
 whole game, a move whose answer is lost is retried and stored once, the typed errors, an
 event stream read while an asyncio task appends moves and the server restarts, the polling
-path of analyses, and two of the README's asyncio bots playing each other in one event
+path of analyses, and two of the client page's asyncio bots playing each other in one event
 loop. Each test runs its coroutine with ``asyncio.run``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from boxfish.client import AsyncClient, errors
 from boxfish.client.types import Analysis, Game, Move
 from tests.client.test_client import all_lines
-from tests.test_readme import README, python_blocks
+from tests.test_readme import CLIENT_PAGE, python_blocks
 
 
 class AsyncRecording(httpx.AsyncBaseTransport):
@@ -199,10 +199,10 @@ def test_analyse_with_wait_0_polls_until_the_job_is_done(server_url, rq_worker):
 
 
 def test_two_readme_async_bots_play_a_whole_game_in_one_event_loop(server_url, rq_worker):
-    example = next(b for b in python_blocks() if "async def play_seat_async(" in b)
+    example = next(b for b in python_blocks(CLIENT_PAGE) if "async def play_seat_async(" in b)
     assert len(example.strip().splitlines()) <= 12  # its import, a blank line, 10 lines
     readme: dict = {}
-    exec(compile(example, str(README), "exec"), readme)
+    exec(compile(example, str(CLIENT_PAGE), "exec"), readme)
 
     async def match():
         async with AsyncClient(server_url) as api:

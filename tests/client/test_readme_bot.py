@@ -1,5 +1,5 @@
-"""The README's bot example (``play_seat``) works: two of them play a whole game against each
-other on a live server (gunicorn, Redis, a real RQ worker)."""
+"""The README's bot example (``play_seat``, the same on the Python client's page) works: two of
+them play a whole game against each other on a live server (gunicorn, Redis, a real RQ worker)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,17 @@ import re
 import threading
 
 from boxfish.client import Client
-from tests.test_readme import README, python_blocks
+from tests.test_readme import CLIENT_PAGE, README, python_blocks
+
+
+def test_the_client_page_shows_the_readme_bot():
+    [readme] = [b for b in python_blocks(README) if "def play_seat(" in b]
+    [page] = [b for b in python_blocks(CLIENT_PAGE) if "def play_seat(" in b]
+    assert page == readme
 
 
 def test_the_readme_bot_example_plays_a_whole_game(server_url, rq_worker):
-    [example] = [b for b in python_blocks() if "def play_seat(" in b]
+    [example] = [b for b in python_blocks(README) if "def play_seat(" in b]
     assert len(example.strip().splitlines()) <= 15
     namespace: dict = {}
     exec(compile(example, str(README), "exec"), namespace)

@@ -1,6 +1,6 @@
-"""The README's section on the Python client names every field of every result the client
+"""The Python client's page (docs/client.md) names every field of every result the client
 returns (``boxfish.client.types``) and every error it raises (``boxfish.client.errors``), with
-their attributes, so that the README and the client cannot drift apart."""
+their attributes, so that the docs and the client cannot drift apart."""
 
 from __future__ import annotations
 
@@ -13,19 +13,19 @@ import pytest
 
 from boxfish.client import errors, types
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLIENT_PAGE = Path(__file__).resolve().parents[2] / "docs" / "client.md"
 
 
 def client_section() -> str:
-    text = README.read_text()
-    start = text.index("## The Python client: `boxfish.client`")
-    return text[start:text.index("\n## ", start + 1)]
+    text = CLIENT_PAGE.read_text()
+    assert text.startswith("# The Python client: `boxfish.client`")
+    return text
 
 
 def listed_after(section: str, name: str) -> set[str]:
     """The names in backquotes in the parentheses that follow the first ``-> `name` (``."""
     found = re.search(rf"-> `{name}`\s*\(", section)
-    assert found, f"the README's client section never says what `{name}` holds"
+    assert found, f"docs/client.md never says what `{name}` holds"
     depth, i = 1, found.end()
     while depth:
         depth += {"(": 1, ")": -1}.get(section[i], 0)
@@ -58,7 +58,7 @@ def test_the_readme_lists_every_field_of_a_result(cls):
     if cls is not types.GameReset:  # a GameReset holds a Game, which keeps it
         assert "raw" in fields and "`.raw`" in section  # every result keeps the server's JSON
     missing = fields - {"raw"} - listed_after(section, cls.__name__)
-    assert not missing, f"README: `{cls.__name__}` ({', '.join(sorted(missing))}) not listed"
+    assert not missing, f"client page: `{cls.__name__}` ({', '.join(sorted(missing))}) not listed"
 
 
 def _instance(cls):
@@ -69,18 +69,18 @@ def _instance(cls):
 def test_the_readme_lists_every_error_and_its_attributes(cls):
     section = client_section()
     errors_text = section[section.index("Errors are typed"):]
-    assert f"`{cls.__name__}`" in errors_text, f"README: error `{cls.__name__}` not listed"
+    assert f"`{cls.__name__}`" in errors_text, f"docs/client.md: error `{cls.__name__}` not listed"
     if not issubclass(cls, errors.BoxfishError):
         return
     attributes = set(vars(_instance(cls))) | public_properties(cls)
     named = set(re.findall(r"`\.?([A-Za-z_]\w*)`", errors_text))
     missing = attributes - named
-    assert not missing, f"README: `{cls.__name__}` ({', '.join(sorted(missing))}) not listed"
+    assert not missing, f"client page: `{cls.__name__}` ({', '.join(sorted(missing))}) not listed"
 
 
 def test_the_readme_names_the_engine_seat_conflict():
     """A move posted on the engine's turn is a ``SerialConflict`` with ``reason``
-    ``engine_seat``: the README's list of errors says so."""
+    ``engine_seat``: the client page's list of errors says so."""
     section = client_section()
     errors_text = section[section.index("Errors are typed"):]
     conflict = errors_text[errors_text.index("`SerialConflict`"):][:300]

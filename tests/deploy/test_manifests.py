@@ -17,7 +17,7 @@ the rest of the suite starts:
   front of a ``redis-server`` on that port, a cluster node for ``REDIS_URL`` and a plain
   Redis for the queue; the workers' grace periods outlast their own stop timeouts;
 * the Compose file's Boxfish services run exactly the Kubernetes containers' commands, build
-  the repository's Dockerfile, and use real settings; the README shows it as it is;
+  the repository's Dockerfile, and use real settings; docs/compose.md shows it as it is;
 * end to end, the API, worker and webhook-worker containers' commands, run as processes of
   this host (not in pods: no Kubernetes runs here) with the ConfigMap's settings (its Redis
   addresses pointed at a local Redis Cluster and queue Redis), serve a game and an analysis.
@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 KUBE = DEPLOY / "kubernetes"
 COMPOSE = DEPLOY / "compose.yaml"
-README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 #: The Kubernetes version whose schemas the manifests must satisfy (the newest that
 #: kubernetes-validate, as pinned in pyproject.toml, ships).
@@ -803,10 +803,14 @@ def test_the_compose_file_is_whole():
     assert "--cluster create" in script and "--cluster-replicas 1" in script
 
 
-def test_the_readme_shows_the_compose_file_as_it_is():
-    text = README.read_text()
-    blocks = re.findall(r"^```yaml\n(.*?)^```", text, flags=re.M | re.S)
-    assert COMPOSE.read_text() in blocks
+def test_the_docs_show_the_deployment_files_as_they_are():
+    """The Compose page includes deploy/compose.yaml itself (a snippet the site's build reads:
+    tests/test_docs_site.py) or a copy of it as it is; the Kubernetes page applies the
+    kustomization and names the schemas checked here."""
+    blocks = re.findall(r"^```yaml\n(.*?)^```", (DOCS / "compose.md").read_text(),
+                        flags=re.M | re.S)
+    assert '--8<-- "deploy/compose.yaml"\n' in blocks or COMPOSE.read_text() in blocks
+    text = (DOCS / "kubernetes.md").read_text()
     assert "kubectl apply -k deploy/kubernetes" in text
     assert f"Kubernetes {KUBERNETES_VERSION}'s schemas" in text
 

@@ -447,9 +447,9 @@ class Watcher:
 def test_with_every_replica_acknowledging_a_killed_master_loses_no_acknowledged_move(
         own_cluster, settings, tmp_path, keys, seed):
     """``BOXFISH_MIN_REPLICAS_ACK=2`` on a cluster with 2 replicas per master, so a 201 means
-    every replica of the game's master has the move, whichever is promoted: the README's
-    setting where an acknowledged move survives the loss of its master. 8 clients append to
-    their own games (:class:`~.failover_load.Player`), 3 of them on the master that is
+    every replica of the game's master has the move, whichever is promoted: the setting where
+    an acknowledged move survives the loss of its master (docs/operations.md). 8 clients append
+    to their own games (:class:`~.failover_load.Player`), 3 of them on the master that is
     SIGKILLed (chosen by the seed, which also draws the moves). While its promoted replica has
     one replica, its games' appends get 503 ``not_replicated`` and the other games go on; the
     killed master comes back as a replica and every client has 201s again within

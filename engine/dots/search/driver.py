@@ -143,7 +143,7 @@ def iterate(searcher: SearchSession, drawn: int, multipv: int | None = None,
                 elif direct:
                     # the first move of a proof: zero-window searches from 0 (MTD(f); the
                     # first pass says who wins), the fewest nodes of the windows measured
-                    # (README, the Dots-and-Boxes search benchmarks)
+                    # (docs/benchmarks.md, the Dots-and-Boxes search)
                     h_proof = searcher.horizon
 
                     def note(lo: int, hi: int, ln: int = ln, h_proof: int = h_proof) -> None:

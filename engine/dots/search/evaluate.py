@@ -29,12 +29,12 @@ __all__ = ["FILLS", "TRUST_NUM", "TRUST_DEN", "PARITY_HORIZON", "PARITY_RAMP",
 
 # The fill's parity is a guess: the sign of ``f`` agrees with the exact value only part of
 # the time (58-64% on solved 5x5 mid-game positions), so the expected value is nearer
-# (2p - 1) f than f: ``f`` is scaled by NUM/DEN, the scale of least regret measured (README,
-# the Dots-and-Boxes search benchmarks).
+# (2p - 1) f than f: ``f`` is scaled by NUM/DEN, the scale of least regret measured
+# (docs/benchmarks.md, the Dots-and-Boxes search).
 TRUST_NUM, TRUST_DEN = 1, 3
 # Optional damping of the parity term while many safe lines are left: full weight with at most
 # PARITY_HORIZON - PARITY_RAMP safe lines left, none with PARITY_HORIZON or more. Off: damping
-# lost more games than it saved (README, the Dots-and-Boxes search benchmarks).
+# lost more games than it saved (docs/benchmarks.md, the Dots-and-Boxes search).
 PARITY_HORIZON = 1 << 30
 PARITY_RAMP = 1
 

@@ -264,7 +264,7 @@ class Searcher(SearchSession):
         structure), then central lines before outer ones, then the history score.
 
         In a ``proof``: central lines first, then those next to fuller boxes; no history
-        (the orders compared: the README's Dots-and-Boxes search benchmarks)."""
+        (the orders compared: docs/benchmarks.md, the Dots-and-Boxes search)."""
         t = self.t
         free = t.full & ~drawn
         unsafe = 0
@@ -528,8 +528,8 @@ def _node_probe(s: Searcher):
                         s.horizon += 1
                     return key, sym, raw, srt, ttmove, hi
             # in a proof only a proven entry's move leads: the moves the shallow iterations
-            # left near the root order a proof worse than the safe-line order (README,
-            # the Dots-and-Boxes search benchmarks)
+            # left near the root order a proof worse than the safe-line order
+            # (docs/benchmarks.md, the Dots-and-Boxes search)
             if m >= 0 and (ed >= PROVEN or depth < heuristic):
                 ttmove = from_key_frame(drawn, m, sym)
         return key, sym, raw, srt, ttmove, None

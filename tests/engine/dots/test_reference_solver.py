@@ -8,6 +8,7 @@ Its speed is measured by bench/reference_solver_bench.py, not here: no time is a
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -303,3 +304,24 @@ def test_the_value_is_the_best_move_value(w, h, undrawn):
         v = reference_value(w, h, p.drawn, max_nodes=50_000_000)
         values = reference_move_values(w, h, p.drawn, max_nodes=200_000_000)
         assert len(values) == undrawn and max(values.values()) == v, (w, h, hex(p.drawn))
+
+
+def test_the_recorded_solves_are_of_these_sources():
+    """Values recorded by edited sources are not trusted: record them again
+    (``BOXFISH_REFERENCE_RECORD=1``) after changing the solver."""
+    data = json.loads(reference.RECORDED.read_text())
+    assert data["sources"] == reference.sources_digest(), "re-record recorded.json"
+    assert data["solves"] and reference.recorded_solves() == data["solves"]
+
+
+def test_a_recorded_solve_is_the_solvers_and_a_limit_still_gives_up(monkeypatch):
+    """The cheapest recorded solve, solved again, has its recorded value; under a node limit
+    below its recorded nodes it gives up rather than answering from the record."""
+    key, known = min(reference.recorded_solves().items(), key=lambda kv: kv[1]["nodes"])
+    size, mask = key.split(":")
+    w, h = map(int, size.split("x"))
+    reference.clear_table()
+    with pytest.raises(reference.ReferenceGaveUp):
+        reference_value(w, h, int(mask, 16), max_nodes=known["nodes"] // 4)
+    monkeypatch.setenv("BOXFISH_REFERENCE_RECORDED", "0")
+    assert reference_value(w, h, int(mask, 16)) == known["value"]

@@ -18,6 +18,14 @@ board: a 5x5 mid-game position of 36 undrawn lines takes about a second, every t
 about four times as long; endgames of long chains go much further (a 7x7 one with 48 undrawn
 lines: a fifth of a second). bench/reference_solver_bench.py measures it.
 
+Solves that take more than a second are recorded in ``recorded.json`` beside this file (with
+the hash of the sources that computed them) when ``BOXFISH_REFERENCE_RECORD=1`` is set, and
+looked up there before solving, so that the suite pays for each slow value once, not on every
+run. An edited source ignores the whole record (``test_reference_solver`` then fails until it
+is recorded again), and a lookup under a node limit below the recorded solve's nodes solves
+as before, so a limit still makes the solver give up. ``BOXFISH_REFERENCE_RECORDED=0`` turns
+the lookups off (the benchmarks that time the solver do).
+
 One transposition table (2^``TABLE_LOG2`` entries of 24 bytes, allocated on first use) is kept
 for the life of the process and shared by every call, whatever the board (entries are tagged
 with the board size); :func:`clear_table` empties it, e.g. to time solves from scratch. Calls
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -37,8 +46,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["ReferenceGaveUp", "ReferenceUnavailable", "clear_table", "last_nodes",
-           "reference_move_values", "reference_value"]
+__all__ = ["RECORDED", "ReferenceGaveUp", "ReferenceUnavailable", "clear_table", "last_nodes",
+           "recorded_solves", "reference_move_values", "reference_value", "sources_digest"]
 
 SOURCE = Path(__file__).with_name("solver.c")
 #: every file the build reads (the search is included by solver.c)
@@ -49,6 +58,10 @@ TABLE_LOG2 = 25
 #: the widest mask the solver takes (two 64-bit halves)
 MAX_LINES = 128
 _HALF = (1 << 64) - 1
+#: the slow solves recorded (see the module's docstring)
+RECORDED = Path(__file__).with_name("recorded.json")
+#: a solve is recorded when it takes longer than this (wall seconds)
+RECORD_SECONDS = 1.0
 
 
 class ReferenceUnavailable(RuntimeError):
@@ -62,6 +75,39 @@ class ReferenceGaveUp(RuntimeError):
 _lock = threading.RLock()
 _lib = None
 _last_nodes = 0
+_recorded: dict | None = None
+
+
+def sources_digest() -> str:
+    """The hash of the solver's sources, which a recorded value is tied to."""
+    return hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:16]
+
+
+def recorded_solves() -> dict[str, dict]:
+    """The recorded solves of the current sources: ``"WxH:hexmask"`` -> ``{"value", "nodes",
+    "seconds"}`` (empty when the record is of other sources or looked up is turned off)."""
+    global _recorded
+    with _lock:
+        if _recorded is None:
+            data = (json.loads(RECORDED.read_text()) if RECORDED.exists()
+                    else {"sources": sources_digest(), "solves": {}})
+            _recorded = data["solves"] if data["sources"] == sources_digest() else {}
+        if os.environ.get("BOXFISH_REFERENCE_RECORDED") == "0":
+            return {}
+        return _recorded
+
+
+def _record(key: str, value: int, nodes: int, seconds: float) -> None:
+    """Adds one slow solve to ``recorded.json`` (merged with what another process wrote)."""
+    data = (json.loads(RECORDED.read_text()) if RECORDED.exists() else None)
+    if data is None or data["sources"] != sources_digest():
+        data = {"sources": sources_digest(), "solves": {}}
+    data["solves"][key] = {"value": value, "nodes": nodes, "seconds": round(seconds, 1)}
+    data["solves"] = dict(sorted(data["solves"].items()))
+    tmp = RECORDED.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, RECORDED)
+    recorded_solves()[key] = data["solves"][key]
 
 
 def _cflags() -> tuple[str, ...]:
@@ -139,6 +185,12 @@ def _geometry(w: int, h: int) -> tuple[int, list[int]]:
 def _solve(lib, w: int, h: int, drawn: int, deadline: float | None,
            max_nodes: int | None) -> int:
     global _last_nodes
+    key = f"{w}x{h}:{drawn:x}"
+    known = recorded_solves().get(key)
+    if known is not None and (not max_nodes or known["nodes"] <= max_nodes):
+        _last_nodes += known["nodes"]
+        return known["value"]
+    started = time.perf_counter()
     secs = 0.0
     if deadline is not None:
         secs = deadline - time.perf_counter()
@@ -156,6 +208,9 @@ def _solve(lib, w: int, h: int, drawn: int, deadline: float | None,
         raise ReferenceUnavailable("cannot allocate the solver's table")
     if rc != 0:
         raise ValueError(f"bad position for {w}x{h}: {drawn:#x}")
+    seconds = time.perf_counter() - started
+    if seconds > RECORD_SECONDS and os.environ.get("BOXFISH_REFERENCE_RECORD") == "1":
+        _record(key, value.value, nodes.value, seconds)
     return value.value
 
 
