@@ -49,7 +49,7 @@ Core = Literal["c", "python"]
 
 #: The version of Boxfish that drops ``time_ms`` from analysis results (deprecated: it is
 #: ``time_used_ms``, named so that it is not taken for the request's limit ``time_ms``).
-TIME_MS_REMOVED_IN = "0.3.0"
+TIME_MS_REMOVED_IN = "0.2.0"
 
 
 def with_time_used(result: dict | None) -> dict | None:

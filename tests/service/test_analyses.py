@@ -464,3 +464,20 @@ def test_a_result_stored_before_time_used_ms_is_shown_with_it(client, redis_clie
     shown = client.get(f"/v1/analyses/{job_id}").json["result"]
     assert shown["time_used_ms"] == shown["time_ms"] == old["time_ms"]
     assert list(shown).index("time_used_ms") == list(shown).index("time_ms") - 1
+
+
+def test_time_ms_in_results_is_deprecated_with_its_removal_named():
+    """openapi.yaml marks a result's ``time_ms`` deprecated and names the version that drops
+    it (``TIME_MS_REMOVED_IN``); ``time_used_ms`` is the field to read."""
+    import yaml
+
+    from boxfish.service.application.analysis_request import TIME_MS_REMOVED_IN
+    from boxfish.service.http.app import find_openapi
+
+    spec = yaml.safe_load(open(find_openapi()).read())
+    fields = spec["components"]["schemas"]["AnalysisResult"]["properties"]
+    assert fields["time_ms"]["deprecated"] is True
+    assert "time_used_ms" in fields["time_ms"]["description"]
+    assert f"removed from results in Boxfish {TIME_MS_REMOVED_IN}" in " ".join(
+        fields["time_ms"]["description"].split())
+    assert not fields["time_used_ms"].get("deprecated", False)

@@ -1306,7 +1306,7 @@ export interface components {
             time_used_ms?: number;
             /**
              * @deprecated
-             * @description Deprecated: the same number as `time_used_ms`, under the name a request gives its time limit. Read `time_used_ms`; `time_ms` is removed from results in Boxfish 0.3.0.
+             * @description Deprecated: the same number as `time_used_ms`, under the name a request gives its time limit. Read `time_used_ms`; `time_ms` is removed from results in Boxfish 0.2.0 (0.1.0, the first release, carries both).
              */
             time_ms?: number;
             tt_hits?: number;
