@@ -26,7 +26,8 @@ def etag_position(etag: str | None) -> str | None:
 class Game:
     """A game's state (``GET /v1/games/{id}``; from ``create_game``, with its ``token``).
 
-    ``to_move`` is the side to move (0 or 1), ``status`` ``in_progress`` or ``finished``
+    ``to_move`` is the side to move (0 or 1; None once the game is finished, as a
+    :class:`Move` has it), ``status`` ``in_progress`` or ``finished``
     (``finished``: the property), ``result`` (finished games) ``{"winner", "points"}``,
     ``legal_moves`` every move that can be played now, as lists (``[x, y, o]`` or ``[row,
     col]``; empty once the game is over; None from a server too old to send them); the game's
@@ -40,7 +41,7 @@ class Game:
     id: str
     game: str
     serial: int
-    to_move: int
+    to_move: int | None
     status: str
     scores: list | None
     result: dict | None
@@ -57,7 +58,8 @@ class Game:
     @classmethod
     def from_json(cls, data: dict, position: str | None = None) -> Game:
         return cls(id=data["id"], game=data["game"], serial=data["serial"],
-                   to_move=data["to_move"], status=data["status"], scores=data.get("scores"),
+                   to_move=None if data["status"] == "finished" else data["to_move"],
+                   status=data["status"], scores=data.get("scores"),
                    result=data.get("result"), token=data.get("write_token"),
                    legal_moves=([_move(m) for m in data["legal_moves"]]
                                 if data.get("legal_moves") is not None else None), raw=data,
@@ -69,7 +71,8 @@ class Move:
     """A move of a game's log: its ``serial``, the ``move``, the ``player`` who made it and how
     many boxes (or blocks) it ``completed``. From ``play`` and ``events``, also what it left:
     the ``scores``, the side ``to_move`` next (None once finished) and the game's ``status``
-    (these three are None in the entries of ``moves``, which the server sends without them).
+    (``scores`` and ``status`` are None in the entries of ``moves``, which the server sends
+    without them; ``to_move`` too from an older server).
     ``replayed``: ``play`` got the answer of an earlier attempt of the same move (the move was
     stored once). ``position``: the log position after this move (``<serial>.<head>``, see
     :attr:`Game.position`), to resume a later ``events`` call from: from ``play`` the one the
@@ -126,7 +129,7 @@ class GameReset:
     @property
     def to_move(self) -> int | None:
         """The side to move (None once the game is over, as for a :class:`Move`)."""
-        return None if self.game.finished else self.game.to_move
+        return self.game.to_move
 
     @property
     def status(self) -> str:
@@ -154,7 +157,9 @@ class Analysis:
     variation ``pv``, the ranked ``moves`` (dicts with ``move``, ``value``, ``exact``, ``bound``,
     ``lower``, ``upper`` and, for an estimate, the ``depth`` it comes from),
     ``depth`` and ``nodes``; ``lower`` / ``upper``: the proven bounds of the value (None:
-    none proven; both equal ``value`` when it is exact); ``id`` is the job's id. The
+    none proven; both equal ``value`` when it is exact); ``time_used_ms``: the search time
+    the analysis took, in milliseconds (the result's ``time_used_ms``, or its deprecated
+    ``time_ms`` from an older server; None if it has neither); ``id`` is the job's id. The
     engine's whole result is ``raw["result"]``."""
 
     id: str
@@ -168,6 +173,7 @@ class Analysis:
     nodes: int
     lower: float | None = None
     upper: float | None = None
+    time_used_ms: float | None = None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -177,7 +183,8 @@ class Analysis:
                    value=result["value"], bound=result["bound"], exact=result["exact"],
                    pv=result.get("pv", []), moves=result.get("moves", []),
                    depth=result.get("depth", 0), nodes=result.get("nodes", 0),
-                   lower=result.get("lower"), upper=result.get("upper"), raw=data)
+                   lower=result.get("lower"), upper=result.get("upper"),
+                   time_used_ms=result.get("time_used_ms", result.get("time_ms")), raw=data)
 
 
 @dataclass(frozen=True)

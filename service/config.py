@@ -215,6 +215,15 @@ class Settings(BaseSettings):
     #: Every other /v1 route (GET games, moves, index, events, analyses).
     rate_limit_reads: str = "3000/minute"
 
+    #: Proxies in front of the API whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are
+    #: trusted (a load balancer, an Ingress controller: count each that appends to
+    #: ``X-Forwarded-For``). 0: none, the connection's address is the client's, and such
+    #: headers are ignored (a client may send any). N > 0: the client is the N-th address from
+    #: the right of ``X-Forwarded-For`` (Werkzeug's ``ProxyFix``), so the rate limits count
+    #: the client behind the proxies, not the proxy. More than the proxies there are lets a
+    #: client choose its address (and so its rate-limit bucket).
+    trusted_proxy_hops: int = Field(default=0, ge=0, le=10)
+
     @field_validator("rate_limit_analyses", "rate_limit_reviews", "rate_limit_games",
                      "rate_limit_appends", "rate_limit_reads")
     @classmethod

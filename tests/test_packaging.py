@@ -26,12 +26,29 @@ def installed(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / name, source / name, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
     target = tmp_path_factory.mktemp("site")
+    # verbose: pip shows the build backend's output, whose warnings are checked below
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
+        [sys.executable, "-m", "pip", "install", "--verbose", "--no-deps", "--no-compile",
          "--target", str(target), str(source)],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    BUILD_OUTPUT.append(proc.stdout + proc.stderr)
     return target
+
+
+#: What the build of ``installed`` printed.
+BUILD_OUTPUT: list[str] = []
+
+
+def test_the_build_warns_of_no_data_folder_outside_the_packages(installed):
+    """Each folder of package data (templates, static files, weights) is a package of its
+    own: setuptools warned, some 60 lines a folder, at every install, of a folder with data
+    that is absent from ``packages``."""
+    output = BUILD_OUTPUT[-1]
+    assert "Successfully installed boxfish" in output  # the verbose output is the build's
+    for warning in ("is absent from the `packages` configuration", "Package would be ignored",
+                    "BuildBackendWarning"):
+        assert warning not in output, output[output.find(warning) - 500:][:2000]
 
 
 def _python(target: Path, code: str) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ import logging
 
 from boxfish import engine
 from boxfish.engine.analysis import usable_cores
-from boxfish.service.application.analysis_request import AnalysisRequest
+from boxfish.service.application.analysis_request import AnalysisRequest, with_time_used
 from boxfish.service.application.exact_values import ExactValues
 from boxfish.service.config import DEFAULT_SEARCH_CACHE_ENTRIES, Settings
 
@@ -64,7 +64,7 @@ class AnalysisRunner:
         analysis = engine.analyse(state, time_ms=request.time_ms, multipv=request.multipv,
                                   on_progress=on_progress, cache=self.search_cache,
                                   core=request.core, threads=self.threads)
-        result = {**analysis.to_dict(), "source": "search"}
+        result = with_time_used({**analysis.to_dict(), "source": "search"})
         if self.exact_values is not None:
             self.exact_values.record_quietly(state, result)
         return result

@@ -143,6 +143,11 @@ class Solve:
             lo, hi = self.current_bounds
             best = self._best()
             while True:
+                # A move the last slice settled is settled before a stop or a checkpoint
+                # looks at it, so they count it (a stop right after its proof once saved it
+                # as the current move, and the resumed run said one root move fewer).
+                if _settles(lo, hi, best):
+                    break
                 now = time.monotonic()
                 if self._stop:
                     return self._finish(start, nodes0, ln, on_progress, saved=True)
@@ -152,10 +157,6 @@ class Solve:
                 if on_progress is not None and now - last_report >= progress_s:
                     on_progress(self._progress(start, nodes0, ln))
                     last_report = now
-                if best is not None and hi <= best:
-                    break  # settled: it cannot beat the best
-                if lo == hi:
-                    break
                 # a move after the first only needs to know whether it beats the best
                 beta = best + 1 if best is not None and lo <= best else _mtd_beta(
                     lo if lo > -INF else 0, lo, hi)
@@ -246,9 +247,20 @@ class Solve:
         for ln, lo, hi in header["settled"]:
             self.settled[ln] = RootResult(ln, *_bounds(lo, hi))
         if header.get("current") is not None:
-            self.current_line = header["current"]
-            self.current_bounds = _bounds(*header["current_bounds"])
+            current, bounds = header["current"], _bounds(*header["current_bounds"])
+            if _settles(*bounds, self._best()):
+                # a checkpoint of an earlier version, saved right after the current move's
+                # proof: that move is settled
+                self.settled[current] = RootResult(current, *bounds)
+            else:
+                self.current_line, self.current_bounds = current, bounds
         self.nodes_before = header["nodes"]
+
+
+def _settles(lo: int, hi: int, best: int | None) -> bool:
+    """Whether a root move with proven bounds ``lo``..``hi`` is settled: its value is exact,
+    or it cannot beat the ``best`` settled value."""
+    return lo == hi or (best is not None and hi <= best)
 
 
 def _enc(v: int) -> int | None:

@@ -37,7 +37,7 @@ from rq.timeouts import TimerDeathPenalty
 from ..config import Settings
 from ..errors import NotFound, QueueFull
 from ..store.keys import KeySpace
-from .analysis_request import AnalysisRequest
+from .analysis_request import AnalysisRequest, with_time_used
 from .exact_values import GAME as STORED_GAME
 from .exact_values import ExactValues, StoredValue
 
@@ -222,7 +222,9 @@ class AnalysisService:
             if len(analysis_id) <= 64 else None
         if raw is None:
             raise NotFound(f"no analysis {analysis_id!r}")
-        return json.loads(raw)
+        view = json.loads(raw)
+        view["result"] = with_time_used(view.get("result"))
+        return view
 
     # -- reading -------------------------------------------------------------------------
 
@@ -297,7 +299,7 @@ class AnalysisService:
         view = {"id": job.id, "status": status, "progress": meta.get("progress"),
                 "result": None, "error": None}
         if status == "finished":
-            view["result"] = job.return_value()
+            view["result"] = with_time_used(job.return_value())
         elif status == "failed":
             view["error"] = job_error_text(job)
         request = self.request_of(job)
@@ -328,6 +330,7 @@ def stored_result(state, stored: StoredValue, multipv: int | None) -> dict:
     best = moves[0]["move"] if moves else None
     return {"game": game.name, "best_move": best, "value": stored.value, "exact": True,
             "bound": "exact", "lower": stored.value, "upper": stored.value,
-            "pv": [best] if best else [], "depth": 0, "nodes": 0, "nps": 0, "time_ms": 0,
+            "pv": [best] if best else [], "depth": 0, "nodes": 0, "nps": 0, "time_used_ms": 0,
+            "time_ms": 0,
             "tt_hits": 0, "moves": moves, "proven": None, "mate_in": None, "source": "store",
             "engine": stored.engine, "proof_ms": round(stored.proof_s * 1000)}

@@ -47,6 +47,26 @@ POSITION_FIELDS = ("moves", "lines", "to_move", "scores")
 Core = Literal["c", "python"]
 
 
+#: The version of Boxfish that drops ``time_ms`` from analysis results (deprecated: it is
+#: ``time_used_ms``, named so that it is not taken for the request's limit ``time_ms``).
+TIME_MS_REMOVED_IN = "0.2.0"
+
+
+def with_time_used(result: dict | None) -> dict | None:
+    """An analysis result (``Analysis.to_dict()``'s fields) with ``time_used_ms``, the search
+    time it took in milliseconds, beside the deprecated ``time_ms`` (the same number) that a
+    result stored before ``time_used_ms`` existed carries alone. Anything else is returned
+    as it is."""
+    if not isinstance(result, dict) or "time_ms" not in result or "time_used_ms" in result:
+        return result
+    out: dict = {}
+    for key, value in result.items():
+        if key == "time_ms":
+            out["time_used_ms"] = value
+        out[key] = value
+    return out
+
+
 def core_problem(game, core: str | None) -> str | None:
     """Why ``core`` cannot run an analysis of ``game`` (an engine Game), or None if it can:
     ``"c"`` runs only Dots and Boxes of up to ``engine.dots.search.compiled.MAX_LINES`` lines, and

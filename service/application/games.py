@@ -88,10 +88,13 @@ def status_of(state) -> str:
 
 
 def game_view(game_id: str, game, state) -> dict:
-    """The JSON shown for a game: its id, parameters and ``state.to_dict()``."""
+    """The JSON shown for a game: its id, parameters and ``state.to_dict()``; ``to_move`` is
+    None once the game is over, as in the answer of the move that ended it."""
     view = {"id": game_id, "game": game.name, **game.params(), **state.to_dict()}
     view["serial"] = state.serial
     view["status"] = status_of(state)
+    if state.is_terminal():
+        view["to_move"] = None
     return view
 
 

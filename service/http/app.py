@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..application import wiring
 from ..config import Settings
@@ -107,4 +108,10 @@ def create_app(settings: Settings | None = None,
             ("evictions", "Exact values evicted to keep the budget"))}
     metrics.add_scrape_gauges(gauges)
     security.init_app(app)  # last: its headers go on every answer of what is installed before
+    if settings.trusted_proxy_hops:
+        # the client's address and scheme as the trusted proxies forwarded them (the Host is
+        # kept: nothing builds absolute URLs, and a proxy that passes a client's
+        # X-Forwarded-Host on would let it choose one)
+        hops = settings.trusted_proxy_hops
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)
     return app

@@ -2,7 +2,9 @@
 them.
 
 * **Client**: a game's write token when the request carries that game's valid token
-  (``Authorization: Bearer``; only its SHA-256 is used in the key), else the client's address.
+  (``Authorization: Bearer``; only its SHA-256 is used in the key), else the client's address
+  (the connection's; behind ``Settings.trusted_proxy_hops`` trusted proxies, the one they
+  forwarded in ``X-Forwarded-For``: ``create_app`` installs Werkzeug's ``ProxyFix``).
   A token that is wrong, or for another game, counts against the address, so made-up tokens
   give no fresh buckets.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the

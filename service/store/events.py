@@ -59,9 +59,14 @@ class MoveEvent:
                    status=d["st"], at=d["at"], head=head)
 
     def summary(self) -> dict:
-        """The entry of ``GET /v1/games/{id}/moves``."""
+        """The move itself: its serial, move, player and the boxes it completed."""
         return {"serial": self.serial, "move": list(self.move), "player": self.player,
                 "completed": self.completed}
+
+    def entry(self) -> dict:
+        """The entry of ``GET /v1/games/{id}/moves``: the :meth:`summary` and the side
+        ``to_move`` after the move (None once the game is over)."""
+        return {**self.summary(), "to_move": self.to_move}
 
     def response(self) -> dict:
         """The body of a successful ``POST /v1/games/{id}/moves`` (also the SSE ``move`` data),

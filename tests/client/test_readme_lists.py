@@ -95,3 +95,26 @@ def test_a_game_keeps_its_legal_moves():
     old = types.Game.from_json({"id": "g", "game": "dots-and-boxes", "serial": 0,
                                 "to_move": 0, "status": "finished"})
     assert old.legal_moves is None and old.finished
+
+
+def test_an_analysis_reads_the_time_used_and_an_older_servers_time_ms():
+    """``Analysis.time_used_ms`` is the result's ``time_used_ms``; a server older than it
+    sends only ``time_ms`` (the same number, deprecated), which is read instead."""
+    base = {"best_move": [1, 1, 1], "value": 1, "bound": "exact", "exact": True}
+    new = types.Analysis.from_json({"id": "a", "result": {**base, "time_used_ms": 12.5,
+                                                         "time_ms": 12.5}})
+    old = types.Analysis.from_json({"id": "a", "result": {**base, "time_ms": 7.25}})
+    neither = types.Analysis.from_json({"id": "a", "result": base})
+    assert (new.time_used_ms, old.time_used_ms, neither.time_used_ms) == (12.5, 7.25, None)
+
+
+def test_a_finished_game_has_no_side_to_move():
+    """As the answer of the move that ended it says (an older server sent the side that
+    would have moved next)."""
+    for sent in (None, 1):
+        game = types.Game.from_json({"id": "g", "game": "dots-and-boxes", "serial": 4,
+                                     "to_move": sent, "status": "finished"})
+        assert game.to_move is None and types.GameReset(game).to_move is None
+    live = types.Game.from_json({"id": "g", "game": "dots-and-boxes", "serial": 1,
+                                 "to_move": 1, "status": "in_progress"})
+    assert live.to_move == 1 == types.GameReset(live).to_move

@@ -10,11 +10,12 @@ the rest of the suite starts:
   :class:`boxfish.service.config.Settings` whose value parses;
 * the API's readiness probe is ``/readyz`` and its liveness probe ``/healthz``, routes of the
   app, on the port ``boxfish serve`` listens on;
-* every container has resource requests; every Service, PodDisruptionBudget and StatefulSet
-  finds the pods it names; every ConfigMap or Secret referenced exists; the Redis addresses
-  of the settings are Services in front of a ``redis-server`` on that port, a cluster node
-  for ``REDIS_URL`` and a plain Redis for the queue; the workers' grace periods outlast their
-  own stop timeouts;
+* every container has resource requests and a CPU limit, and the search threads of a
+  container's analysis processes, times their number, fit within its limit (Compose's
+  too); every Service, PodDisruptionBudget and StatefulSet finds the pods it names; every
+  ConfigMap or Secret referenced exists; the Redis addresses of the settings are Services in
+  front of a ``redis-server`` on that port, a cluster node for ``REDIS_URL`` and a plain
+  Redis for the queue; the workers' grace periods outlast their own stop timeouts;
 * the Compose file's Boxfish services run exactly the Kubernetes containers' commands, build
   the repository's Dockerfile, and use real settings; docs/compose.md shows it as it is;
 * end to end, the API, worker and webhook-worker containers' commands, run as processes of
@@ -379,6 +380,80 @@ def resource_problems(docs: list[dict]) -> list[str]:
     return problems
 
 
+def cpus(quantity) -> float:
+    """A CPU quantity as Kubernetes (``"2"``, ``"500m"``, ``1.5``) or Compose (``"0.5"``)
+    writes it, in CPUs."""
+    text = str(quantity).strip()
+    return int(text[:-1]) / 1000 if text.endswith("m") else float(text)
+
+
+def search_load(command: list[str], env: dict[str, str]) -> tuple[int, int | None]:
+    """The analysis processes a Boxfish ``command`` runs, and the search threads each of them
+    is given (None: not set, so each takes a share of the cores it sees): ``boxfish worker
+    --workers N`` runs N (none with ``--webhooks``: deliveries search nothing), ``boxfish
+    serve --workers N`` N; the threads are ``--search-threads``, else
+    ``BOXFISH_SEARCH_THREADS`` of ``env``."""
+    args = parse_boxfish(command)
+    if args.command == "worker":
+        processes = 0 if args.webhooks else args.workers
+    elif args.command == "serve":
+        processes = args.workers
+    else:  # project, rebuild, ...: no search
+        processes = 0
+    threads = getattr(args, "search_threads", None)
+    if threads is None and env.get("BOXFISH_SEARCH_THREADS", "").strip():
+        threads = int(env["BOXFISH_SEARCH_THREADS"])
+    return processes, threads
+
+
+def cpu_problems(name: str, limit, command: list[str] | None, env: dict[str, str]) -> list[str]:
+    """What is wrong with the CPUs of a container named ``name`` (``command``: a Boxfish
+    command, None for another program): no CPU limit, or, for one that searches, search
+    threads not set or more of them (threads times analysis processes) than its limit. A
+    search given no thread count takes the cores it may use, rounded up from its quota, for
+    each process that shares them: a limit of 1.5 CPUs is 2 cores."""
+    if limit is None:
+        return [f"{name}: no CPU limit"]
+    if command is None:
+        return []
+    processes, threads = search_load(command, env)
+    if not processes:
+        return []
+    if threads is None:
+        return [f"{name}: {processes} analysis process(es) with no BOXFISH_SEARCH_THREADS"]
+    if processes * threads > cpus(limit):
+        return [f"{name}: {processes} process(es) x {threads} search thread(s) = "
+                f"{processes * threads} > its CPU limit of {cpus(limit):g}"]
+    return []
+
+
+def kubernetes_cpu_problems(docs: list[dict]) -> list[str]:
+    """:func:`cpu_problems` of every container of every workload, a Boxfish one with its
+    environment: the ConfigMap's, then its own ``env``."""
+    shared = configmap_env(docs)
+    problems = []
+    for w in (d for d in docs if pod_spec(d) is not None):
+        for c in containers(w):
+            limit = c.get("resources", {}).get("limits", {}).get("cpu")
+            env = {**shared, **{v["name"]: v.get("value") for v in c.get("env", [])}}
+            problems += cpu_problems(f"{w['metadata']['name']}/{c['name']}", limit,
+                                     argv(c) if is_boxfish(c["image"]) else None, env)
+    return problems
+
+
+def compose_cpu_problems(spec: dict) -> list[str]:
+    """:func:`cpu_problems` of every Compose service (its CPU limit: ``cpus``, or
+    ``deploy.resources.limits.cpus``)."""
+    problems = []
+    for name, service in spec["services"].items():
+        limit = service.get("cpus", service.get("deploy", {}).get("resources", {}).get(
+            "limits", {}).get("cpus"))
+        boxfish = service.get("image") == IMAGE
+        problems += cpu_problems(name, limit, service["command"] if boxfish else None,
+                                 service.get("environment", {}))
+    return problems
+
+
 def redis_server_port(command: list[str]) -> int:
     return int(command[command.index("--port") + 1]) if "--port" in command else 6379
 
@@ -569,6 +644,45 @@ def test_the_cross_checkers_catch_broken_manifests():
     assert resource_problems(broken) == ["boxfish-worker/worker: no requests.cpu"]
 
 
+def test_every_container_has_a_cpu_limit_and_the_searches_fit_it():
+    """The issue's over-commit: worker pods of 2 processes whose searches each took every
+    core of the node. Every container has a CPU limit, and a worker's processes times their
+    search threads fit within it."""
+    docs = manifests()
+    assert kubernetes_cpu_problems(docs) == []
+    worker = boxfish_containers(docs)["boxfish-worker"]
+    env = {**configmap_env(docs), **{v["name"]: v["value"] for v in worker["env"]}}
+    processes, threads = search_load(argv(worker), env)
+    assert processes >= 2 and processes * threads == cpus(worker["resources"]["limits"]["cpu"])
+
+
+def test_the_cpu_checker_catches_a_missing_limit_and_an_overcommit():
+    docs = manifests()
+    broken = copy.deepcopy(docs)
+    worker = boxfish_containers(broken)["boxfish-worker"]
+    worker["env"] = [{"name": "BOXFISH_SEARCH_THREADS", "value": "2"}]
+    del named(broken, "StatefulSet", "redis-queue")["spec"]["template"]["spec"]["containers"][
+        0]["resources"]["limits"]["cpu"]
+    assert kubernetes_cpu_problems(broken) == [
+        "redis-queue/redis: no CPU limit",
+        "boxfish-worker/worker: 2 process(es) x 2 search thread(s) = 4 > its CPU limit of 2"]
+    worker["env"] = []
+    worker["args"] = ["boxfish", "worker", "--workers", "2", "--search-threads", "1"]
+    worker["resources"]["limits"]["cpu"] = "1500m"
+    assert kubernetes_cpu_problems(broken) == [
+        "redis-queue/redis: no CPU limit",
+        "boxfish-worker/worker: 2 process(es) x 1 search thread(s) = 2 > its CPU limit of 1.5"]
+    assert cpu_problems("w", "2", ["boxfish", "worker", "--workers", "2"], {}) == [
+        "w: 2 analysis process(es) with no BOXFISH_SEARCH_THREADS"]
+    # Deliveries, the projector and an API without workers search nothing.
+    assert cpu_problems("w", "0.5", ["boxfish", "worker", "--webhooks"], {}) == []
+    assert cpu_problems("p", "0.5", ["boxfish", "project", "explorer"], {}) == []
+    assert cpu_problems("a", "1", ["boxfish", "serve", "--workers", "0"], {}) == []
+    assert cpu_problems("a", "1", ["boxfish", "serve", "--workers", "2"],
+                        {"BOXFISH_SEARCH_THREADS": "1"}) == [
+        "a: 2 process(es) x 1 search thread(s) = 2 > its CPU limit of 1"]
+
+
 def test_the_containers_run_as_the_images_user_without_privileges():
     for doc in manifests():
         spec = pod_spec(doc)
@@ -649,6 +763,26 @@ def test_the_compose_services_run_the_kubernetes_commands():
         # Built from the repository's Dockerfile (the path is the compose file's folder's).
         assert (COMPOSE.parent / services[name]["build"]).resolve() == ROOT
         assert (ROOT / "Dockerfile").is_file()
+
+
+def test_every_compose_service_has_a_cpu_limit_and_the_searches_fit_it():
+    """The Compose file of the issue ran 2 worker replicas of 2 processes, with no CPU limit
+    and no BOXFISH_SEARCH_THREADS: each process searched with every core of the host."""
+    spec = compose()
+    assert compose_cpu_problems(spec) == []
+    worker = spec["services"]["worker"]
+    processes, threads = search_load(worker["command"], worker["environment"])
+    assert processes * threads == cpus(worker["deploy"]["resources"]["limits"]["cpus"])
+    # The Compose worker searches as the Kubernetes one does.
+    docs = manifests()
+    pod = boxfish_containers(docs)["boxfish-worker"]
+    assert (processes, threads) == search_load(argv(pod), {
+        **configmap_env(docs), **{v["name"]: v["value"] for v in pod["env"]}})
+    broken = copy.deepcopy(spec)
+    del broken["services"]["worker"]["environment"]["BOXFISH_SEARCH_THREADS"]
+    del broken["services"]["api"]["deploy"]
+    assert compose_cpu_problems(broken) == [
+        "api: no CPU limit", "worker: 2 analysis process(es) with no BOXFISH_SEARCH_THREADS"]
 
 
 def test_the_compose_file_is_whole():

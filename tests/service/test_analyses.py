@@ -76,6 +76,10 @@ def test_lifecycle_and_result_equals_engine(client, rq_worker):
     assert seen[0] == "queued" and seen[-1] == "finished", seen
     same_analysis(done["result"], direct(request))
     assert done["error"] is None
+    # The time the search took is time_used_ms (time_ms, its deprecated alias, the same):
+    # not the request's limit, time_ms.
+    result = done["result"]
+    assert result["time_used_ms"] == result["time_ms"] < request["time_ms"]
     busy_done, more = poll(client, busy.json["id"])
     assert busy_done["status"] == "finished" and "started" in busy_seen + more
     assert busy_done["result"]["game"] == "extreme-tictactoe"
@@ -442,3 +446,38 @@ def test_a_job_whose_worker_is_back_is_not_failed(settings, redis_client):
     job.set_status("finished")
     service._fail_abandoned(job)
     assert job.get_status(refresh=True) == "finished"
+
+
+def test_a_result_stored_before_time_used_ms_is_shown_with_it(client, redis_client, rq_worker):
+    """A job's result from a worker of an earlier version carries only ``time_ms``: it is
+    shown with ``time_used_ms`` too (validated against openapi.yaml by the client)."""
+    from rq.job import Job
+    from rq.results import Result
+
+    request = {**TRIVIAL, "time_ms": 1500}
+    job_id = waited(client, client.post("/v1/analyses?wait=10", json=request))["id"]
+    job = Job.fetch(job_id, connection=redis_client)
+    old = {k: v for k, v in job.return_value().items() if k != "time_used_ms"}
+    # the newest entry of the job's results stream is its return value
+    Result.create(job, Result.Type.SUCCESSFUL, ttl=600, return_value=old)
+    assert "time_used_ms" not in Job.fetch(job_id, connection=redis_client).return_value()
+    shown = client.get(f"/v1/analyses/{job_id}").json["result"]
+    assert shown["time_used_ms"] == shown["time_ms"] == old["time_ms"]
+    assert list(shown).index("time_used_ms") == list(shown).index("time_ms") - 1
+
+
+def test_time_ms_in_results_is_deprecated_with_its_removal_named():
+    """openapi.yaml marks a result's ``time_ms`` deprecated and names the version that drops
+    it (``TIME_MS_REMOVED_IN``); ``time_used_ms`` is the field to read."""
+    import yaml
+
+    from boxfish.service.application.analysis_request import TIME_MS_REMOVED_IN
+    from boxfish.service.http.app import find_openapi
+
+    spec = yaml.safe_load(open(find_openapi()).read())
+    fields = spec["components"]["schemas"]["AnalysisResult"]["properties"]
+    assert fields["time_ms"]["deprecated"] is True
+    assert "time_used_ms" in fields["time_ms"]["description"]
+    assert f"removed from results in Boxfish {TIME_MS_REMOVED_IN}" in " ".join(
+        fields["time_ms"]["description"].split())
+    assert not fields["time_used_ms"].get("deprecated", False)

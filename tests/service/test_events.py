@@ -97,6 +97,8 @@ def test_stream_of_a_finished_game_ends(app, client, new_game):
     events, _ = read_events(fresh, 5)
     assert [e[0] for e in events] == ["game", "<end>"]
     assert events[0][2]["status"] == "finished"
+    # No side is to move in a finished game: the game event says so as the last move did.
+    assert events[0][2]["to_move"] is None
     resumed = app.test_client().get(f"/v1/games/{gid}/events",
                                     headers={"Last-Event-ID": "2"}, buffered=False)
     events, _ = read_events(resumed, 5)

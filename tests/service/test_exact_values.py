@@ -151,6 +151,7 @@ def test_a_proven_position_is_answered_from_the_store(store_settings, store_work
     assert again.status_code == 200 and again.json["id"].startswith("st_")
     result = again.json["result"]
     assert result["source"] == "store" and result["value"] == searched["value"]
+    assert result["time_used_ms"] == result["time_ms"] == 0  # no search
     assert [m["value"] for m in result["moves"]] == [m["value"] for m in searched["moves"]]
     assert client.get(f"/v1/analyses/{again.json['id']}").json == again.json
 

@@ -105,8 +105,10 @@ def test_append_moves_and_list(client, new_game):
                      headers=auth)
     assert r2.status_code == 201 and r2.json["player"] == 1
     moves = client.get(f"/v1/games/{gid}/moves").json["moves"]
-    assert moves == [{"serial": 1, "move": [1, 1, 1], "player": 0, "completed": 0},
-                     {"serial": 2, "move": [1, 2, 1], "player": 1, "completed": 0}]
+    assert moves == [{"serial": 1, "move": [1, 1, 1], "player": 0, "completed": 0,
+                      "to_move": 1},
+                     {"serial": 2, "move": [1, 2, 1], "player": 1, "completed": 0,
+                      "to_move": 0}]
     assert client.get(f"/v1/games/{gid}/moves?after=1").json["moves"] == moves[1:]
     assert client.get(f"/v1/games/{gid}/moves?after=2").json["moves"] == []
     assert client.get(f"/v1/games/{gid}/moves?after=x").status_code == 422
@@ -137,6 +139,25 @@ def test_completing_a_box_and_finishing(client, new_game):
     assert over.status_code == 422 and over.json["reason"] in ("game_over", "already_drawn")
     game = client.get(f"/v1/games/{gid}").json
     assert game["status"] == "finished" and game["result"]["winner"] == 1
+    # The state agrees with the last move's answer: no side is to move in a finished game.
+    assert game["to_move"] is None
+
+
+def test_move_entries_say_who_moves_next(client, new_game):
+    """Each entry of /moves carries ``to_move``, the side to move after it, as the move's
+    answer (and its SSE event) said: null after the move that finished the game."""
+    gid, auth, _ = new_game(width=1, height=1)
+    played = [client.post(f"/v1/games/{gid}/moves", json={"move": m}, headers=auth).json
+              for m in ([1, 1, 1], [1, 2, 1], [1, 1, 2], [2, 1, 2])]
+    assert [p["to_move"] for p in played] == [1, 0, 1, None]
+    listed = client.get(f"/v1/games/{gid}/moves").json["moves"]
+    assert [m["to_move"] for m in listed] == [1, 0, 1, None]
+    assert [m["to_move"] for m in client.get(f"/v1/games/{gid}/moves?after=2").json[
+        "moves"]] == [1, None]
+    gid, auth, _ = new_game(width=2, height=2)
+    client.post(f"/v1/games/{gid}/moves", json={"move": [1, 1, 1]}, headers=auth)
+    (entry,) = client.get(f"/v1/games/{gid}/moves").json["moves"]
+    assert entry["to_move"] == 1 == client.get(f"/v1/games/{gid}").json["to_move"]
 
 
 def test_game_over_reason(client, new_game):

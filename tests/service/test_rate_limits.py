@@ -44,6 +44,19 @@ def limited(settings, tmp_path_factory):
             stop_process(proc)
 
 
+@pytest.fixture(scope="module")
+def behind_a_proxy(settings, tmp_path_factory):
+    """A gunicorn process with the small limits that trusts one proxy in front of it
+    (``BOXFISH_TRUSTED_PROXY_HOPS=1``): its base URL."""
+    own = settings.model_copy(update={**LIMITS, "trusted_proxy_hops": 1})
+    port = free_port()
+    proc = start_gunicorn(own, port, tmp_path_factory.mktemp("proxied") / "api.log", threads=4)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
 @pytest.fixture(autouse=True)
 def fresh_counters(settings, redis_client):
     for key in redis_client.scan_iter(f"{settings.key_prefix}:ratelimit:*"):
@@ -113,6 +126,71 @@ def test_another_address_is_not_affected(limited):
     status, view, resp = other.request("GET", f"/v1/games/{gid}")
     assert status == 200 and view["id"] == gid
     assert limit_headers(resp)[:2] == (6, 5)
+
+
+def forwarded(base: str, address: str) -> tuple[Http, dict]:
+    """A connection from this host (the proxy) and the headers of a request it forwards for
+    the client at ``address``."""
+    return Client(base), {"X-Forwarded-For": address, "X-Forwarded-Proto": "https"}
+
+
+def read_budget(client: Http, path: str, headers: dict) -> tuple[int, int, int]:
+    status, body, resp = client.request("GET", path, headers=headers)
+    return (status, *limit_headers(resp)[:2]) if status != 429 else (429, 6, 0)
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(behind_a_proxy,
+                                                                         settings,
+                                                                         redis_client):
+    """``BOXFISH_TRUSTED_PROXY_HOPS=1``: two clients behind the one proxy (both connections
+    from 127.0.0.1) are counted by the address the proxy forwarded, each its own budget;
+    the address a client put in front of the proxy's is not trusted."""
+    proxy, as_a = forwarded(behind_a_proxy, "198.51.100.7")
+    gid, _ = create(Client(behind_a_proxy, source="127.0.0.9"))
+    path = f"/v1/games/{gid}"
+    assert [read_budget(proxy, path, as_a) for _ in range(7)] == [
+        (200, 6, 5), (200, 6, 4), (200, 6, 3), (200, 6, 2), (200, 6, 1), (200, 6, 0),
+        (429, 6, 0)]
+    _, as_b = forwarded(behind_a_proxy, "203.0.113.20")
+    assert read_budget(proxy, path, as_b) == (200, 6, 5)
+    # A client that sends its own X-Forwarded-For gets it appended to by the proxy: the
+    # rightmost address (the proxy's own view of the client) is the one counted.
+    spoofed = {**as_a, "X-Forwarded-For": "192.0.2.1, 198.51.100.7"}
+    assert proxy.request("GET", path, headers=spoofed)[0] == 429
+    assert read_budget(proxy, path, {"X-Forwarded-For": "192.0.2.1, 203.0.113.20"}) == (
+        200, 6, 4)
+    # The proxy's own address has a budget untouched by the clients behind it.
+    assert read_budget(proxy, path, {}) == (200, 6, 5)
+    keys = [k.decode() for k in redis_client.scan_iter(f"{settings.key_prefix}:ratelimit:*")]
+    assert any("{reads:ip:198.51.100.7}" in k for k in keys), keys
+    assert any("{reads:ip:203.0.113.20}" in k for k in keys), keys
+    assert not any("192.0.2.1" in k for k in keys), keys
+
+
+def test_without_trusted_proxies_a_forged_forwarded_for_is_ignored(limited, settings,
+                                                                   redis_client):
+    """By default (``BOXFISH_TRUSTED_PROXY_HOPS=0``) X-Forwarded-For is the client's to
+    write: it is ignored, and the connection's address is counted, so a made-up header
+    buys no fresh budget."""
+    a = Client(limited[0])
+    gid, _ = create(a)
+    path = f"/v1/games/{gid}"
+    budgets = [read_budget(a, path, {"X-Forwarded-For": f"198.51.100.{i}",
+                                     "X-Forwarded-Proto": "https"}) for i in range(7)]
+    assert budgets == [(200, 6, 5), (200, 6, 4), (200, 6, 3), (200, 6, 2), (200, 6, 1),
+                       (200, 6, 0), (429, 6, 0)]
+    keys = [k.decode() for k in redis_client.scan_iter(f"{settings.key_prefix}:ratelimit:*")]
+    assert any("{reads:ip:127.0.0.1}" in k for k in keys), keys
+    assert not any("198.51.100." in k for k in keys), keys
+
+
+def test_the_trusted_proxy_hops_setting(monkeypatch):
+    assert Settings().trusted_proxy_hops == 0
+    monkeypatch.setenv("BOXFISH_TRUSTED_PROXY_HOPS", "2")
+    assert Settings().trusted_proxy_hops == 2
+    monkeypatch.setenv("BOXFISH_TRUSTED_PROXY_HOPS", "-1")
+    with pytest.raises(ValidationError):
+        Settings()
 
 
 def test_a_write_token_is_its_own_bucket(limited):

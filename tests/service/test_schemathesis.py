@@ -431,7 +431,8 @@ def test_location_headers_resolve(server_url, rq_worker):
         assert resp.status_code == 201, resp.text
         created = resp.json()
         first = follow(resp)["moves"][0]
-        assert first == {k: created[k] for k in ("serial", "move", "player", "completed")}
+        assert first == {k: created[k] for k in ("serial", "move", "player", "completed",
+                                                 "to_move")}
     assert resp.headers.get("Idempotent-Replayed") == "true"
 
     for path, body in (("/v1/analyses", {"game": "extreme-tictactoe", "moves": [[7, 7]],

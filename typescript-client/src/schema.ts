@@ -1128,8 +1128,11 @@ export interface components {
             id: string;
             game: components["schemas"]["GameName"];
             serial: number;
-            /** @enum {integer} */
-            to_move: 0 | 1;
+            /**
+             * @description The side to move; null once the game is finished (as in the answer of the move that ended it).
+             * @enum {integer|null}
+             */
+            to_move: 0 | 1 | null;
             status: components["schemas"]["Status"];
             result?: components["schemas"]["Result"];
             scores?: number[];
@@ -1180,6 +1183,14 @@ export interface components {
             player: 0 | 1;
             /** @description Boxes (or blocks) the move completed for its player */
             completed: number;
+        };
+        /** @description A move as GET /v1/games/{id}/moves lists it. */
+        MoveEntry: components["schemas"]["MoveSummary"] & {
+            /**
+             * @description The side to move after this move (as the move's answer said); null after the move that finished the game.
+             * @enum {integer|null}
+             */
+            to_move: 0 | 1 | null;
         };
         MoveResult: components["schemas"]["MoveSummary"] & {
             scores: number[] | null;
@@ -1313,6 +1324,12 @@ export interface components {
             depth: number;
             nodes: number;
             nps?: number;
+            /** @description The search time this analysis took, in milliseconds (0 when the store of exact values answered). Not the request's `time_ms`, which is a limit. */
+            time_used_ms?: number;
+            /**
+             * @deprecated
+             * @description Deprecated: the same number as `time_used_ms`, under the name a request gives its time limit. Read `time_used_ms`; `time_ms` is removed from results in Boxfish 0.2.0 (0.1.0, the first release, carries both).
+             */
             time_ms?: number;
             tt_hits?: number;
             moves: {
@@ -1338,7 +1355,7 @@ export interface components {
              */
             core?: "c" | "python";
             /**
-             * @description search: a worker's search answered. store: the store of exact values did, at once and with no search (the analysis id starts with st_; depth, nodes and time_ms are 0).
+             * @description search: a worker's search answered. store: the store of exact values did, at once and with no search (the analysis id starts with st_; depth, nodes and time_used_ms are 0).
              * @enum {string}
              */
             source?: "search" | "store";
@@ -1914,7 +1931,7 @@ export interface operations {
                         id?: string;
                         /** @description The game's current serial */
                         serial?: number;
-                        moves: components["schemas"]["MoveSummary"][];
+                        moves: components["schemas"]["MoveEntry"][];
                     };
                 };
             };

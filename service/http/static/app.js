@@ -330,7 +330,8 @@ class GamePage {
 
   onNewMoves() {
     const last = this.moves[this.live - 1];
-    if (last && last.to_move !== undefined) {
+    // (an entry of /moves has to_move but no status: only a move's answer or event has both)
+    if (last && last.status !== undefined) {
       Object.assign(this.view, { serial: last.serial, to_move: last.to_move, status: last.status });
     }
     this.render();

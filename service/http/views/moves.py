@@ -53,7 +53,7 @@ def list_moves(game_id: str):
     meta = games.meta(check_id(game_id, "game"))
     after = query_int("after", 0)
     return {"id": meta.game_id, "serial": meta.serial,
-            "moves": [e.summary() for e in games.moves(meta, after)]}
+            "moves": [e.entry() for e in games.moves(meta, after)]}
 
 
 @bp.get("/v1/games/<game_id>/events")

@@ -173,3 +173,63 @@ def test_a_signal_while_the_checkpoint_loads_stops_the_solve_and_saves(tmp_path)
                              timeout=300)
         assert run.returncode == 128 + sig, run.stderr
         assert "resumed from" in run.stderr and "checkpoint saved" in run.stderr, run.stderr
+
+
+def _stopped_after_each_search(w: int, h: int, ckpt) -> Solve:
+    """A :class:`Solve` from ``ckpt`` that is asked to stop after each of its searches, so
+    that each :meth:`Solve.run` saves right after one search: the one that proves a root move,
+    too."""
+    solve = Solve(w, h, 0, checkpoint=str(ckpt), threads=1)
+    search = solve.searcher.child_value
+
+    def then_stop(*args, **kwargs):
+        value = search(*args, **kwargs)
+        solve.stop()
+        return value
+
+    solve.searcher.child_value = then_stop
+    return solve
+
+
+def test_a_root_move_proven_just_before_a_stop_counts_as_settled(tmp_path, capsys):
+    """The issue's case: a solve stopped right after the search that proved a root move
+    resumed saying "0 root moves settled" (the move was saved as the current one, with equal
+    bounds). Every stop now saves every proven move as settled, and ``boxfish solve`` says
+    so when it resumes."""
+    from boxfish.engine import solve_cli
+
+    ckpt = tmp_path / "2x2.ckpt"
+    for _ in range(200):
+        p = _stopped_after_each_search(2, 2, ckpt).run()
+        if p.settled or p.done:
+            break
+        lo, hi = p.current_bounds
+        assert lo < hi, p  # the move searched is not proven yet
+    assert not p.done and len(p.settled) == 1, p
+    assert p.current is None or p.current_bounds[0] < p.current_bounds[1], p
+    header = json.loads(ckpt.read_bytes().split(b"\n", 1)[0])
+    assert len(header["settled"]) == 1, header
+    capsys.readouterr()
+    assert solve_cli.main(["2", "2", "--checkpoint", str(ckpt), "--progress", "0",
+                           "--threads", "1", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert f"resumed from {ckpt} (1 root moves settled)" in err, err
+    assert json.loads(out)["value"] == reference_value(2, 2, 0)
+
+
+def test_a_checkpoint_saved_right_after_a_proof_resumes_with_that_move_settled(tmp_path):
+    """A checkpoint of the earlier version (a proven move saved as the current one) loads
+    with that move settled."""
+    ckpt = tmp_path / "old.ckpt"
+    solve = _stopped_after_each_search(2, 2, ckpt)
+    solve.run()
+    first = solve.order[0]
+    header = json.loads(ckpt.read_bytes().split(b"\n", 1)[0])
+    value = reference_move_values(2, 2, 0)[first]
+    header.update(settled=[], current=first, current_bounds=[value, value])
+    entries = ckpt.read_bytes().split(b"\n", 1)[1]
+    ckpt.write_bytes(json.dumps(header).encode() + b"\n" + entries)
+    resumed = Solve(2, 2, 0, checkpoint=str(ckpt), threads=1)
+    assert resumed.resumed and list(resumed.settled) == [first]
+    assert resumed.current_line is None
+    assert resumed.run().value == reference_value(2, 2, 0)
