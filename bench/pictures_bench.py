@@ -70,17 +70,22 @@ def section_render(rounds: int) -> None:
     print(f"| dots 5x5 analysis | {row[0]:.2f} | {row[1]:.2f} | | |")
 
 
+def _caller(conn: http.client.HTTPConnection):
+    """call(method, path, body=None, headers=None) -> (status, ETag, body) over ``conn``."""
+    def call(method, path, body=None, headers=None):
+        conn.request(method, path, body=json.dumps(body) if body is not None else None,
+                     headers={"Content-Type": "application/json", **(headers or {})})
+        resp = conn.getresponse()
+        return resp.status, resp.getheader("ETag"), resp.read()
+    return call
+
+
 def section_http(requests: int) -> None:
     port = free_port()
     proc = launch_serve(port, workers=0, threads=8, http_workers=1)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-        def call(method, path, body=None, headers=None):
-            conn.request(method, path, body=json.dumps(body) if body is not None else None,
-                         headers={"Content-Type": "application/json", **(headers or {})})
-            resp = conn.getresponse()
-            return resp.status, resp.getheader("ETag"), resp.read()
+        call = _caller(conn)
 
         status, _, data = call("POST", "/v1/games",
                                {"game": "dots-and-boxes", "width": 5, "height": 5})
@@ -165,12 +170,7 @@ def section_gif_http(requests: int) -> None:
     proc = launch_serve(port, workers=0, threads=8, http_workers=1)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-
-        def call(method, path, body=None, headers=None):
-            conn.request(method, path, body=json.dumps(body) if body is not None else None,
-                         headers={"Content-Type": "application/json", **(headers or {})})
-            resp = conn.getresponse()
-            return resp.status, resp.getheader("ETag"), resp.read()
+        call = _caller(conn)
 
         _, _, data = call("POST", "/v1/games", {"game": "dots-and-boxes", "width": 5,
                                                 "height": 5})
