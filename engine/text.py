@@ -8,6 +8,7 @@ a stored result renders exactly as a fresh one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 
 def format_move(move: Sequence[int] | None) -> str:
@@ -61,7 +62,8 @@ def status_lines(state) -> list[str]:
 
 
 #: The games' names in words, for :func:`board_caption`.
-GAME_TITLES = {"dots-and-boxes": "Dots and Boxes", "extreme-tictactoe": "Extreme Tic-Tac-Toe"}
+GAME_TITLES = MappingProxyType({"dots-and-boxes": "Dots and Boxes",
+                               "extreme-tictactoe": "Extreme Tic-Tac-Toe"})
 
 
 def board_caption(state) -> str:
