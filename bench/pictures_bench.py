@@ -80,6 +80,24 @@ def _caller(conn: http.client.HTTPConnection):
     return call
 
 
+def _timed_gets(call, path: str, requests: int) -> tuple[list, list, bytes]:
+    """``requests`` timed GETs of ``path`` (ms), each followed by a timed conditional GET
+    (a 304), and the body."""
+    full, cached = [], []
+    status, etag, body = call("GET", path)
+    assert status == 200, status
+    for _ in range(requests):
+        t0 = time.perf_counter()
+        status, _, _ = call("GET", path)
+        full.append((time.perf_counter() - t0) * 1000)
+        assert status == 200, status
+        t0 = time.perf_counter()
+        status, _, _ = call("GET", path, headers={"If-None-Match": etag})
+        cached.append((time.perf_counter() - t0) * 1000)
+        assert status == 304, status
+    return full, cached, body
+
+
 def section_http(requests: int) -> None:
     port = free_port()
     proc = launch_serve(port, workers=0, threads=8, http_workers=1)
@@ -101,17 +119,7 @@ def section_http(requests: int) -> None:
         print("|---|---|---|---|---|")
         for fmt in ("png", "svg", "txt"):
             path = f"/v1/games/{game['id']}/board.{fmt}"
-            full, cached = [], []
-            _, etag, _ = call("GET", path)
-            for _ in range(requests):
-                t0 = time.perf_counter()
-                status, _, _ = call("GET", path)
-                full.append((time.perf_counter() - t0) * 1000)
-                assert status == 200, status
-                t0 = time.perf_counter()
-                status, _, _ = call("GET", path, headers={"If-None-Match": etag})
-                cached.append((time.perf_counter() - t0) * 1000)
-                assert status == 304, status
+            full, cached, _ = _timed_gets(call, path, requests)
             print(f"| {fmt} | {pct(full, 50):.2f} | {pct(full, 99):.2f} | "
                   f"{pct(cached, 50):.2f} | {pct(cached, 99):.2f} |")
     finally:
@@ -179,18 +187,7 @@ def section_gif_http(requests: int) -> None:
         for ev in _game_events(60)[1]:
             call("POST", f"/v1/games/{game['id']}/moves", {"move": list(ev.move)}, auth)
         path = f"/v1/games/{game['id']}/animation.gif"
-        full, cached = [], []
-        status, etag, body = call("GET", path)
-        assert status == 200, status
-        for _ in range(requests):
-            t0 = time.perf_counter()
-            status, _, _ = call("GET", path)
-            full.append((time.perf_counter() - t0) * 1000)
-            assert status == 200, status
-            t0 = time.perf_counter()
-            status, _, _ = call("GET", path, headers={"If-None-Match": etag})
-            cached.append((time.perf_counter() - t0) * 1000)
-            assert status == 304, status
+        full, cached, body = _timed_gets(call, path, requests)
         print(f"| GET animation.gif (5x5, 60 moves, {len(body)} bytes) | p50 ms | p99 ms | "
               f"304 p50 ms | 304 p99 ms |")
         print("|---|---|---|---|---|")

@@ -306,6 +306,7 @@ def launch_serve(port: int, workers: int, threads: int, http_workers: int,
     env.setdefault("BOXFISH_RATE_LIMIT_ANALYSES", "100000/minute")
     env.setdefault("BOXFISH_RATE_LIMIT_GAMES", "100000/minute")
     env.setdefault("BOXFISH_RATE_LIMIT_APPENDS", "100000/minute")
+    env.setdefault("BOXFISH_RATE_LIMIT_ANIMATIONS", "100000/minute")
     env.update(env_extra or {})
     cmd = [sys.executable, "-m", "boxfish.service.runtime.cli", "serve", "--port", str(port),
            "--workers", str(workers), "--threads", str(threads),

@@ -212,7 +212,10 @@ class Settings(BaseSettings):
     rate_limit_games: str = "120/minute"
     #: POST /v1/games/{id}/moves and POST /v1/games/{id}/engine/retry.
     rate_limit_appends: str = "1200/minute"
-    #: Every other /v1 route (GET games, moves, index, events, analyses).
+    #: GET /v1/games/{id}/animation.gif (a frame drawn per move: 0.3 s of CPU for a 60-move
+    #: 5x5 game, about 1 s for 250 moves; 30 a minute keep one client to about half a core).
+    rate_limit_animations: str = "30/minute"
+    #: Every other /v1 route (GET games, moves, index, events, analyses, pictures).
     rate_limit_reads: str = "3000/minute"
 
     #: Proxies in front of the API whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are
@@ -225,7 +228,7 @@ class Settings(BaseSettings):
     trusted_proxy_hops: int = Field(default=0, ge=0, le=10)
 
     @field_validator("rate_limit_analyses", "rate_limit_reviews", "rate_limit_games",
-                     "rate_limit_appends", "rate_limit_reads")
+                     "rate_limit_appends", "rate_limit_animations", "rate_limit_reads")
     @classmethod
     def _rate_limits(cls, raw: str) -> str:
         if raw.strip():

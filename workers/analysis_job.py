@@ -54,7 +54,7 @@ class AnalysisRunner:
     def from_settings(cls, settings: Settings) -> AnalysisRunner:
         return cls(search_cache_entries=settings.search_cache_entries,
                    table_bytes=settings.search_table_mb << 20,
-                   threads=settings.search_threads, exact_values=_exact_values(settings))
+                   threads=settings.search_threads, exact_values=exact_values_of(settings))
 
     def analyse(self, request: AnalysisRequest, on_progress=None) -> dict:
         """``Analysis.to_dict()`` of the request's position within its limits. The state is
@@ -70,7 +70,7 @@ class AnalysisRunner:
         return result
 
 
-def _exact_values(settings: Settings) -> ExactValues | None:
+def exact_values_of(settings: Settings) -> ExactValues | None:
     """The store of exact values of ``settings`` (None: turned off, or no Redis to keep it)."""
     from boxfish.service.application.wiring import exact_values
     from boxfish.service.store import connections

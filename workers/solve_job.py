@@ -29,7 +29,7 @@ from boxfish.engine.errors import SearchAborted
 from boxfish.service.config import Settings
 from boxfish.service.store.keys import KeySpace
 from boxfish.service.store.solve_results import SolveResults
-from boxfish.workers.analysis_job import _exact_values
+from boxfish.workers.analysis_job import exact_values_of
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class SolveRunner:
         self.settings = settings
         self.threads = settings.search_threads or usable_cores()
         self.table_bytes = settings.solve_table_mb << 20 or None
-        self.exact_values = _exact_values(settings)
+        self.exact_values = exact_values_of(settings)
         self.searchers: dict[tuple[int, int], CompiledSearcher] = {}
 
     def searcher(self, width: int, height: int) -> CompiledSearcher:

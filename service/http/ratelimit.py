@@ -10,8 +10,9 @@ them.
 * **Route class**: ``analyses`` (POST /v1/analyses, POST /v1/games/{id}/analyses: the
   expensive one), ``reviews`` (POST /v1/games/{id}/reviews: a search of every position of
   a game, a class of its own), ``games`` (POST /v1/games, POST /v1/games/import), ``appends`` (POST
-  /v1/games/{id}/moves, POST /v1/games/{id}/engine/retry) and
-  ``reads`` (everything else under /v1, and unknown paths). Operations (``/healthz``,
+  /v1/games/{id}/moves, POST /v1/games/{id}/engine/retry), ``animations`` (GET
+  /v1/games/{id}/animation.gif: a frame drawn per move) and ``reads`` (everything else
+  under /v1, and unknown paths). Operations (``/healthz``,
   ``/readyz``, ``/metrics``, ``/openapi.yaml``) are not limited.
 * **Limits**: ``Settings.rate_limit_<class>``, e.g. ``"60/minute"`` or ``"10/second;300/minute"``
   (the ``limits`` package's notation), each a fixed window that starts at the client's first
@@ -38,7 +39,7 @@ from ..store.rate_limits import RateCounters, Verdict, parse_limits
 from .problems import Problem
 from .views import bearer_token
 
-CLASSES = ("analyses", "reviews", "games", "appends", "reads")
+CLASSES = ("analyses", "reviews", "games", "appends", "animations", "reads")
 #: The classes where a game's write token is a client of its own. Not analyses, reviews or game
 #: creation: anyone can make a game, and so a token, so those are counted by address only.
 TOKEN_CLASSES = frozenset({"appends", "reads"})
@@ -55,6 +56,8 @@ WRITE_CLASSES = {
     "webhooks.create_webhook": "appends",
     "webhooks.delete_webhook": "appends",
 }
+#: The GET routes (endpoints) that are not plain reads: they cost far more than one.
+COSTLY_READS = {"pictures.game_animation": "animations"}
 #: Blueprints never limited.
 EXEMPT_BLUEPRINTS = frozenset({"ops"})
 
@@ -65,6 +68,8 @@ def route_class(endpoint: str | None, method: str) -> str | None:
         return None
     if method in ("POST", "DELETE") and endpoint in WRITE_CLASSES:
         return WRITE_CLASSES[endpoint]
+    if method == "GET" and endpoint in COSTLY_READS:
+        return COSTLY_READS[endpoint]
     return "reads"
 
 

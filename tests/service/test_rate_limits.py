@@ -14,7 +14,12 @@ from redis.retry import Retry
 
 from boxfish.service.config import Settings
 from boxfish.service.http.app import create_app
-from boxfish.service.http.ratelimit import EXEMPT_BLUEPRINTS, WRITE_CLASSES, route_class
+from boxfish.service.http.ratelimit import (
+    COSTLY_READS,
+    EXEMPT_BLUEPRINTS,
+    WRITE_CLASSES,
+    route_class,
+)
 from boxfish.service.runtime.embedded_redis import free_port
 from boxfish.service.store import rate_limits
 from boxfish.service.store.rate_limits import parse_limits
@@ -24,7 +29,7 @@ from .test_server import Http
 
 LIMITS = {"rate_limit_enabled": True, "rate_limit_reads": "6/minute",
           "rate_limit_games": "3/minute", "rate_limit_appends": "4/minute",
-          "rate_limit_analyses": "2/minute"}
+          "rate_limit_analyses": "2/minute", "rate_limit_animations": "2/minute"}
 
 
 @pytest.fixture(scope="module")
@@ -237,6 +242,28 @@ def test_analyses_are_limited(limited):
     assert status == 200
 
 
+def test_game_animations_have_a_class_of_their_own(limited):
+    """A GIF draws a frame per move: 2 a minute here, while the game's other pictures and
+    reads go on from their own budget."""
+    a = Client(limited[0], source="127.0.0.3")
+    gid, auth = create(a)
+    status, _, _ = a.request("POST", f"/v1/games/{gid}/moves", {"move": [1, 1, 1]}, auth)
+    assert status == 201
+
+    def picture(name: str):
+        a.conn.request("GET", f"/v1/games/{gid}/{name}")
+        resp = a.conn.getresponse()
+        return resp, resp.read()
+
+    for i in range(2):
+        resp, gif = picture("animation.gif")
+        assert resp.status == 200 and gif.startswith(b"GIF89a")
+        assert limit_headers(resp)[:2] == (2, 1 - i)
+    assert_limited(*a.request("GET", f"/v1/games/{gid}/animation.gif"), 2, "animations")
+    resp, png = picture("board.png")
+    assert resp.status == 200 and png.startswith(b"\x89PNG") and limit_headers(resp)[0] == 6
+
+
 # In process.
 
 def test_every_write_route_has_a_class(app):
@@ -248,10 +275,13 @@ def test_every_write_route_has_a_class(app):
             continue
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             if method == "GET":
-                assert route_class(rule.endpoint, method) == "reads"
+                assert route_class(rule.endpoint, method) == COSTLY_READS.get(rule.endpoint,
+                                                                              "reads")
             else:
                 assert rule.endpoint in WRITE_CLASSES, (rule, method)
     assert set(WRITE_CLASSES.values()) == {"analyses", "reviews", "games", "appends"}
+    assert route_class("pictures.game_animation", "GET") == "animations"
+    assert route_class("pictures.game_board", "GET") == "reads"
     assert route_class(None, "GET") == "reads"  # unknown paths
 
 
@@ -259,8 +289,8 @@ def test_limit_settings(monkeypatch):
     defaults = Settings()
     assert defaults.rate_limit_enabled
     assert [parse_limits(getattr(defaults, f"rate_limit_{name}"))[0].amount
-            for name in ("analyses", "reviews", "games", "appends", "reads")] == [
-                60, 10, 120, 1200, 3000]
+            for name in ("analyses", "reviews", "games", "appends", "animations", "reads")] == [
+                60, 10, 120, 1200, 30, 3000]
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_ANALYSES", "10/second;300/minute")
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_READS", "")
     monkeypatch.setenv("BOXFISH_RATE_LIMIT_ENABLED", "false")

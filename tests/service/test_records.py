@@ -23,20 +23,15 @@ from boxfish.client import AsyncClient, Client, InvalidRecord
 from boxfish.engine import load_game
 from boxfish.engine.records import parse_record, write_record
 from boxfish.service.application.records import import_game_id
+from tests.engine.test_records import random_game
 
 TIMEOUT_S = 10
 PROBLEM = "application/problem+json"
 
 
 def random_moves(game, seed: int, length: int | None = None) -> list:
-    rng = random.Random(seed)
-    state = game.new_state()
-    moves = []
-    while not state.is_terminal() and (length is None or len(moves) < length):
-        move = rng.choice(state.legal_moves())
-        state.play(move)
-        moves.append(list(move))
-    return moves
+    """A random legal game's moves (:func:`random_game`) as the API writes them (lists)."""
+    return [list(move) for move in random_game(game, seed, length)]
 
 
 def new_game(base: str, body: dict) -> tuple[str, str]:

@@ -1465,7 +1465,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Rate limited (`rate-limited`): this client made more requests of this route class (analyses, reviews, games, appends, reads) than its limit in the current window; not counted. The problem names the class (`route_class`) and the limit (`limit` requests per `window_s` seconds). */
+        /** @description Rate limited (`rate-limited`): this client made more requests of this route class (analyses, reviews, games, appends, animations, reads) than its limit in the current window; not counted. The problem names the class (`route_class`) and the limit (`limit` requests per `window_s` seconds). */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
