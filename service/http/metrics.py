@@ -14,6 +14,7 @@ shared files and a scrape sums every process; otherwise each app has its own reg
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 
@@ -38,6 +39,7 @@ class _ScrapeGauges:
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._route_labels: dict[str, str] = {}
         self.requests = Counter("http_requests_total", "HTTP requests",
                                 ["method", "endpoint", "status"], registry=self.registry)
         self.latency = Histogram("http_request_duration_seconds", "HTTP request latency",
@@ -68,6 +70,16 @@ class Metrics:
             return generate_latest(registry)
         return generate_latest(self.registry)
 
+    def route_label(self, rule: str) -> str:
+        """The ``endpoint`` label of a URL rule: its template without converter names
+        (``/v1/games/<game_id:game_id>`` is ``/v1/games/<game_id>``, as every other route
+        names a game); one per rule, kept for the app's life."""
+        label = self._route_labels.get(rule)
+        if label is None:
+            label = self._route_labels[rule] = re.sub(r"<(?:[^<>:]+:)?([^<>:]+)>", r"<\1>",
+                                                      rule)
+        return label
+
     def init_app(self, app: Flask) -> None:
         @app.before_request
         def _start():
@@ -75,7 +87,8 @@ class Metrics:
 
         @app.after_request
         def _record(response):
-            endpoint = request.url_rule.rule if request.url_rule is not None else "unmatched"
+            endpoint = (self.route_label(request.url_rule.rule) if request.url_rule is not None
+                        else "unmatched")
             self.requests.labels(request.method, endpoint, str(response.status_code)).inc()
             start = g.get("metrics_start")
             if start is not None:

@@ -238,11 +238,18 @@ def test_state_cache_replays_only_new_events(app, client, new_game):
     assert view["serial"] == 3 and view["lines"].startswith("101010")
 
 
-def test_ops_endpoints(client):
+def test_ops_endpoints(client, new_game):
     assert client.get("/healthz").json == {"status": "ok"}
+    gid, _auth, _body = new_game()
+    assert client.get(f"/v1/games/{gid}").status_code == 200
+    assert client.get(f"/v1/games/{gid}/moves").status_code == 200
     metrics = client.get("/metrics")
     assert metrics.status_code == 200
     assert b"http_requests_total" in metrics.data
+    # every route that names a game is labelled alike, without the converter's name
+    text = metrics.data.decode()
+    assert 'method="GET",endpoint="/v1/games/<game_id>",status="200"' in text, text
+    assert 'endpoint="/v1/games/<game_id>/moves"' in text and "game_id:" not in text
     spec = client.get("/openapi.yaml")
     assert spec.status_code == 200 and spec.data.startswith(b"openapi: 3.1")
 
